@@ -1,0 +1,412 @@
+use super::*;
+
+/// splitmix64: a well-mixed key stream for tests, reproducible from its seed.
+fn next_key(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+fn small_table(buckets: usize) -> Tt {
+    Tt::with_buckets(buckets, PagePolicy::Small).unwrap()
+}
+
+/// Keys that all land in bucket 0 of a table of `n` buckets, distinct in their low bits.
+fn keys_in_first_bucket(n: usize, count: u64) -> Vec<u64> {
+    (1..=count)
+        .map(|i| i * 7919)
+        .inspect(|&k| assert_eq!(small_table_index(n, k), 0))
+        .collect()
+}
+
+fn small_table_index(n: usize, key: u64) -> usize {
+    ((key as u128 * n as u128) >> 64) as usize
+}
+
+#[test]
+fn bucket_is_one_aligned_cache_line() {
+    assert_eq!(size_of::<Bucket>(), 64);
+    assert_eq!(align_of::<Bucket>(), 64);
+    let tt = Tt::new(1).unwrap();
+    assert_eq!(tt.entries(), 65_536, "a MiB holds 65,536 entries");
+    assert_eq!(tt.buckets().as_ptr() as usize % 64, 0);
+}
+
+#[test]
+fn pack_round_trips_every_field_over_its_full_range() {
+    let check = |mv: u16, score: i32, eval: i32, depth: i32, bound: Bound, generation: u8| {
+        let data = Data::pack(mv, score, eval, depth, bound, generation);
+        assert_eq!(
+            (
+                data.mv(),
+                data.score(),
+                data.eval(),
+                data.depth(),
+                data.bound(),
+                data.generation()
+            ),
+            (mv, score, eval, depth, bound, generation)
+        );
+    };
+    for mv in 0..=u16::MAX {
+        check(mv, -1, 1, 3, Bound::Lower, 63);
+    }
+    for value in i16::MIN as i32..=i16::MAX as i32 {
+        check(
+            0xFFFF,
+            value,
+            -value.max(-i16::MAX as i32),
+            -8,
+            Bound::Exact,
+            0,
+        );
+        check(
+            1,
+            -value.max(-i16::MAX as i32),
+            value,
+            247,
+            Bound::Upper,
+            17,
+        );
+    }
+    for depth in -8..=247 {
+        check(0x1234, -MATE + 5, -32_768, depth, Bound::Exact, 42);
+    }
+    for bound in [Bound::None, Bound::Upper, Bound::Lower, Bound::Exact] {
+        for generation in 0..=63 {
+            check(0x0FC0, MATE - 1, 32_767, -1, bound, generation);
+        }
+    }
+}
+
+#[test]
+fn quiescence_depths_down_to_minus_eight_are_stored_and_probed() {
+    let tt = small_table(16);
+    for (i, depth) in (-8..=0).enumerate() {
+        let key = 0x1000_0000_0000_0000 * (i as u64 % 15 + 1) + i as u64;
+        tt.store(key, 0, 0, 10, 20, depth, Bound::Upper);
+        assert_eq!(tt.probe(key, 0).unwrap().depth, depth);
+    }
+}
+
+#[test]
+fn mate_scores_keep_their_distance_across_plies() {
+    let tt = small_table(16);
+    // Found at ply 3: we mate in 5 more plies, so the root sees mate in 8.
+    tt.store(11, 3, 0, MATE - 8, 0, 6, Bound::Exact);
+    // Reached again at ply 7 through a transposition: still 5 plies from this node.
+    assert_eq!(tt.probe(11, 7).unwrap().score, MATE - 12);
+    assert_eq!(tt.probe(11, 3).unwrap().score, MATE - 8);
+
+    tt.store(12, 4, 0, -MATE + 6, 0, 6, Bound::Lower);
+    assert_eq!(tt.probe(12, 1).unwrap().score, -MATE + 3);
+    assert_eq!(tt.probe(12, 10).unwrap().score, -MATE + 12);
+
+    // Ordinary scores are not adjusted.
+    tt.store(13, 9, 0, -250, 0, 6, Bound::Upper);
+    assert_eq!(tt.probe(13, 2).unwrap().score, -250);
+}
+
+#[test]
+fn empty_entry_never_matches_key_zero() {
+    let tt = small_table(4);
+    assert_eq!(tt.probe(0, 0), None);
+    tt.store(0, 0, 0x0101, 5, 6, 7, Bound::Exact);
+    let hit = tt.probe(0, 0).unwrap();
+    assert_eq!((hit.mv, hit.score, hit.eval, hit.depth), (0x0101, 5, 6, 7));
+}
+
+#[test]
+fn empty_slots_are_filled_before_anything_is_evicted() {
+    let tt = small_table(1);
+    let keys = keys_in_first_bucket(1, 4);
+    for (i, &key) in keys.iter().enumerate() {
+        tt.store(key, 0, i as u16 + 1, 0, 0, 1, Bound::Exact);
+    }
+    for (i, &key) in keys.iter().enumerate() {
+        assert_eq!(tt.probe(key, 0).unwrap().mv, i as u16 + 1);
+    }
+}
+
+#[test]
+fn same_key_keeps_a_much_deeper_fresh_entry_unless_exact() {
+    let tt = small_table(1);
+    tt.store(77, 0, 1, 100, 0, 12, Bound::Lower);
+    tt.store(77, 0, 2, 50, 0, 7, Bound::Upper);
+    assert_eq!(
+        tt.probe(77, 0).unwrap().depth,
+        12,
+        "shallow non-exact refused"
+    );
+    tt.store(77, 0, 3, 60, 0, 8, Bound::Lower);
+    assert_eq!(
+        tt.probe(77, 0).unwrap().depth,
+        8,
+        "within four plies overwrites"
+    );
+    tt.store(77, 0, 4, 70, 0, 20, Bound::Lower);
+    tt.store(77, 0, 5, 80, 0, 2, Bound::Exact);
+    assert_eq!(tt.probe(77, 0).unwrap().depth, 2, "exact always overwrites");
+}
+
+#[test]
+fn same_key_deeper_entry_from_an_old_search_is_overwritten() {
+    let mut tt = small_table(1);
+    tt.store(77, 0, 1, 100, 0, 12, Bound::Lower);
+    tt.new_search();
+    tt.store(77, 0, 2, 50, 0, 3, Bound::Upper);
+    let hit = tt.probe(77, 0).unwrap();
+    assert_eq!((hit.depth, hit.bound, hit.mv), (3, Bound::Upper, 2));
+}
+
+#[test]
+fn same_key_store_without_move_keeps_the_old_move() {
+    let tt = small_table(1);
+    tt.store(5, 0, 0x0ABC, 10, 0, 4, Bound::Lower);
+    tt.store(5, 0, 0, 20, 0, 5, Bound::Upper);
+    let hit = tt.probe(5, 0).unwrap();
+    assert_eq!((hit.mv, hit.score, hit.depth), (0x0ABC, 20, 5));
+    tt.store(5, 0, 0x0DEF, 30, 0, 6, Bound::Exact);
+    assert_eq!(tt.probe(5, 0).unwrap().mv, 0x0DEF);
+}
+
+#[test]
+fn shallowest_entry_is_evicted_within_a_generation() {
+    let tt = small_table(1);
+    let keys = keys_in_first_bucket(1, 5);
+    for (&key, depth) in keys.iter().zip([9, 3, 7, 5]) {
+        tt.store(key, 0, 0, 0, 0, depth, Bound::Exact);
+    }
+    tt.store(keys[4], 0, 0, 0, 0, 1, Bound::Exact);
+    assert!(tt.probe(keys[1], 0).is_none(), "depth 3 was the shallowest");
+    for i in [0, 2, 3, 4] {
+        assert!(tt.probe(keys[i], 0).is_some());
+    }
+}
+
+#[test]
+fn older_entries_give_way_before_deeper_fresh_ones() {
+    let mut tt = small_table(1);
+    let keys = keys_in_first_bucket(1, 5);
+    tt.store(keys[0], 0, 0, 0, 0, 20, Bound::Exact); // deep but three generations old
+    tt.new_search();
+    tt.store(keys[1], 0, 0, 0, 0, 10, Bound::Exact); // two generations old
+    tt.new_search();
+    tt.new_search();
+    tt.store(keys[2], 0, 0, 0, 0, 1, Bound::Exact);
+    tt.store(keys[3], 0, 0, 0, 0, 2, Bound::Exact);
+    // Values: 20 - 24 = -4, 10 - 16 = -6, 1, 2: the two-generations-old entry goes.
+    tt.store(keys[4], 0, 0, 0, 0, 0, Bound::Exact);
+    assert!(tt.probe(keys[1], 0).is_none());
+    assert!(tt.probe(keys[0], 0).is_some());
+}
+
+#[test]
+fn generation_age_wraps_around_six_bits() {
+    let mut tt = small_table(1);
+    let keys = keys_in_first_bucket(1, 5);
+    for _ in 0..62 {
+        tt.new_search();
+    }
+    assert_eq!(tt.generation(), 62);
+    tt.store(keys[0], 0, 0, 0, 0, 30, Bound::Exact); // generation 62
+    tt.new_search();
+    tt.new_search();
+    tt.new_search(); // generation 1: the entry is 3 old, not 61 "in the future"
+    assert_eq!(tt.generation(), 1);
+    assert_eq!(
+        age(tt.generation(), Data::pack(0, 0, 0, 0, Bound::Exact, 62)),
+        3
+    );
+    tt.store(keys[1], 0, 0, 0, 0, 5, Bound::Exact);
+    tt.store(keys[2], 0, 0, 0, 0, 5, Bound::Exact);
+    tt.store(keys[3], 0, 0, 0, 0, 7, Bound::Exact);
+    // 30 - 24 = 6 beats 5 and 5: one of the depth-5 entries is evicted, not the old one.
+    tt.store(keys[4], 0, 0, 0, 0, 9, Bound::Exact);
+    assert!(tt.probe(keys[0], 0).is_some());
+    assert!(tt.probe(keys[1], 0).is_none());
+}
+
+#[test]
+fn index_is_uniform_over_a_table_that_is_not_a_power_of_two() {
+    let n = 1000;
+    let tt = small_table(n);
+    let mut counts = vec![0u32; n];
+    let mut state = 1;
+    let samples = 1_000_000;
+    for _ in 0..samples {
+        counts[tt.bucket_index(next_key(&mut state))] += 1;
+    }
+    assert_eq!(tt.bucket_index(u64::MAX), n - 1);
+    assert_eq!(tt.bucket_index(0), 0);
+    let expected = samples as f64 / n as f64;
+    let chi2: f64 = counts
+        .iter()
+        .map(|&c| (c as f64 - expected).powi(2) / expected)
+        .sum();
+    // 999 degrees of freedom: mean 999, sd ~45; 1200 is over four sd out.
+    assert!(chi2 < 1200.0, "chi-square {chi2}");
+    assert!(counts.iter().all(|&c| c > 800 && c < 1200), "{counts:?}");
+}
+
+/// Each key's data is a function of the key, so any hit whose data is not that function
+/// read halves of two different writes.
+fn data_for(key: u64) -> (u16, i32, i32) {
+    (
+        key as u16,
+        (key >> 16) as i16 as i32 / 2,
+        (key >> 32) as i16 as i32,
+    )
+}
+
+/// The entry layout without the XOR: exists only to show the torn-write check can fail.
+fn store_plain(tt: &Tt, key: u64) {
+    let (mv, score, eval) = data_for(key);
+    let data = Data::pack(mv, score, eval, 1, Bound::Exact, 0);
+    let slot = (key % 4) as usize;
+    let bucket = tt.bucket(key);
+    bucket.0[2 * slot].store(key, Relaxed);
+    bucket.0[2 * slot + 1].store(data.0, Relaxed);
+}
+
+fn probe_plain(tt: &Tt, key: u64) -> Option<(u16, i32, i32)> {
+    let bucket = tt.bucket(key);
+    (0..4).find_map(|i| {
+        let data = Data(bucket.0[2 * i + 1].load(Relaxed));
+        (bucket.0[2 * i].load(Relaxed) == key && !data.is_empty())
+            .then(|| (data.mv(), data.score(), data.eval()))
+    })
+}
+
+/// Several threads store and probe keys from a small set that shares one bucket, until
+/// `rounds` iterations each are done or a torn entry is seen. Returns (hits, torn).
+fn hammer(tt: &Tt, plain: bool, rounds: usize) -> (usize, usize) {
+    let threads = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(2)
+        * 2;
+    let mut seed = 99;
+    let keys: Vec<u64> = (0..16).map(|_| next_key(&mut seed)).collect();
+    let torn_seen = std::sync::atomic::AtomicBool::new(false);
+    let results: Vec<(usize, usize)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                let keys = &keys;
+                let torn_seen = &torn_seen;
+                scope.spawn(move || {
+                    let (mut hits, mut torn) = (0, 0);
+                    let mut state = t as u64 + 1;
+                    for round in 0..rounds {
+                        let r = next_key(&mut state);
+                        let (store_key, probe_key) =
+                            (keys[r as usize % 16], keys[(r >> 8) as usize % 16]);
+                        let found = if plain {
+                            store_plain(tt, store_key);
+                            probe_plain(tt, probe_key)
+                        } else {
+                            tt.store(
+                                store_key,
+                                0,
+                                data_for(store_key).0,
+                                data_for(store_key).1,
+                                data_for(store_key).2,
+                                1,
+                                Bound::Exact,
+                            );
+                            tt.probe(probe_key, 0)
+                                .map(|hit| (hit.mv, hit.score, hit.eval))
+                        };
+                        if let Some(found) = found {
+                            hits += 1;
+                            if found != data_for(probe_key) {
+                                torn += 1;
+                                torn_seen.store(true, Relaxed);
+                            }
+                        }
+                        if plain && round % 1024 == 0 && torn_seen.load(Relaxed) {
+                            break;
+                        }
+                    }
+                    (hits, torn)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    results
+        .iter()
+        .fold((0, 0), |acc, r| (acc.0 + r.0, acc.1 + r.1))
+}
+
+#[test]
+fn torn_writes_are_never_seen_as_hits() {
+    let tt = small_table(1);
+    let (hits, torn) = hammer(&tt, false, 2_000_000);
+    assert!(
+        hits > 100_000,
+        "the test must actually probe stored keys ({hits} hits)"
+    );
+    assert_eq!(torn, 0, "{torn} hits carried another key's data");
+}
+
+#[test]
+fn torn_write_check_catches_a_store_without_xor() {
+    let tt = small_table(1);
+    let (hits, torn) = hammer(&tt, true, 50_000_000);
+    assert!(hits > 0);
+    assert!(
+        torn > 0,
+        "a store without the XOR went undetected in {hits} hits"
+    );
+}
+
+#[test]
+fn hashfull_counts_only_the_current_generation() {
+    let mut tt = Tt::new(1).unwrap();
+    assert_eq!(tt.hashfull(), 0);
+    let mut state = 7;
+    // Fill the sampled buckets (the first 250 of 16384) and far beyond.
+    for _ in 0..200_000 {
+        tt.store(next_key(&mut state), 0, 1, 0, 0, 1, Bound::Exact);
+    }
+    let full = tt.hashfull();
+    assert!(full > 900 && full <= 1000, "hashfull {full}");
+    tt.new_search();
+    assert_eq!(tt.hashfull(), 0, "last search's entries are not counted");
+}
+
+#[test]
+fn clear_and_resize_leave_an_empty_table() {
+    let mut tt = Tt::new(2).unwrap();
+    let mut state = 3;
+    let keys: Vec<u64> = (0..100_000).map(|_| next_key(&mut state)).collect();
+    for &key in &keys {
+        tt.store(key, 0, 9, 1, 2, 3, Bound::Lower);
+    }
+    assert!(tt.hashfull() > 500);
+    assert!(keys.iter().filter(|&&k| tt.probe(k, 0).is_some()).count() > 50_000);
+
+    tt.clear(2);
+    assert_eq!(tt.hashfull(), 0);
+    assert!(keys.iter().all(|&k| tt.probe(k, 0).is_none()));
+
+    for &key in &keys {
+        tt.store(key, 0, 9, 1, 2, 3, Bound::Lower);
+    }
+    tt.resize(3).unwrap();
+    assert_eq!(tt.mib(), 3);
+    assert_eq!(tt.hashfull(), 0);
+    assert!(keys.iter().all(|&k| tt.probe(k, 0).is_none()));
+}
+
+#[test]
+fn failed_resize_keeps_a_usable_table_of_the_old_size() {
+    let mut tt = Tt::new(2).unwrap();
+    let err = tt.resize(usize::MAX >> 21).unwrap_err();
+    assert!(err.to_string().contains("cannot allocate"), "{err}");
+    assert_eq!(tt.mib(), 2);
+    tt.store(42, 0, 1, 2, 3, 4, Bound::Exact);
+    assert_eq!(tt.probe(42, 0).unwrap().eval, 3);
+}
