@@ -1,4 +1,6 @@
 use clap::{Parser, Subcommand};
+use ferrite::{bench, board::Board, perft, tt_bench, uci};
+use shakmaty::CastlingMode;
 use std::process::ExitCode;
 
 /// Ferrite, a UCI chess engine. Without a subcommand it speaks UCI on stdin/stdout.
@@ -11,6 +13,24 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Search every bench position to a fixed depth; prints the node count and nps.
+    Bench {
+        /// Search depth in plies.
+        #[arg(default_value_t = bench::DEFAULT_DEPTH, value_parser = clap::value_parser!(i32).range(1..=64))]
+        depth: i32,
+        /// Search threads (the node count is deterministic only with 1).
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        threads: u64,
+    },
+    /// Count the leaf nodes of the legal move tree, per root move and in total.
+    Perft {
+        /// Depth in plies.
+        #[arg(value_parser = clap::value_parser!(u32).range(0..=12))]
+        depth: u32,
+        /// Position to start from (default: the standard start position).
+        #[arg(long)]
+        fen: Option<String>,
+    },
     /// Measure the transposition table alone: 4 KiB vs 2 MiB pages, prefetch, clear.
     TtBench {
         /// Table size in MiB.
@@ -22,15 +42,46 @@ enum Command {
     },
 }
 
-fn main() -> ExitCode {
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Some(Command::TtBench { mib, threads }) => {
-            ferrite::tt_bench::run(mib as usize, threads as usize).map(|report| print!("{report}"))
+fn run(command: Option<Command>) -> Result<(), String> {
+    match command {
+        None => uci::run(),
+        Some(Command::Bench { depth, threads }) => {
+            let result = bench::run(depth, threads as usize, |line| println!("{line}"))?;
+            println!(
+                "{} positions, depth {depth}, {:.2} s",
+                bench::positions().len(),
+                result.seconds
+            );
+            println!("Nodes searched  : {}", result.nodes);
+            println!(
+                "Nodes/second    : {}",
+                (result.nodes as f64 / result.seconds.max(1e-9)) as u64
+            );
+            Ok(())
         }
-        None => Err("no subcommand given; see --help".to_string()),
-    };
-    match result {
+        Some(Command::Perft { depth, fen }) => {
+            let board = match fen {
+                Some(fen) => Board::from_fen(&fen, CastlingMode::Standard)?,
+                None => Board::default(),
+            };
+            let start = std::time::Instant::now();
+            let (counts, total) = perft::divide(board.pos(), depth);
+            for (mv, n) in counts {
+                println!("{mv}: {n}");
+            }
+            println!();
+            println!("Nodes: {total}");
+            println!("Time : {:.3} s", start.elapsed().as_secs_f64());
+            Ok(())
+        }
+        Some(Command::TtBench { mib, threads }) => {
+            tt_bench::run(mib as usize, threads as usize).map(|report| print!("{report}"))
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse().command) {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err}");

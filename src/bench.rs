@@ -1,0 +1,63 @@
+//! `ferrite bench`: a fixed-depth search of every position in `bench-positions.epd`, with a
+//! fresh 16 MiB table for each, printing the node count (the engine's fingerprint) and nps
+//! in the form OpenBench parses.
+
+use crate::board::Board;
+use crate::threads::{self, Shared};
+use crate::time::{Limits, TimePlan};
+use crate::tt::Tt;
+use shakmaty::CastlingMode;
+use std::time::Instant;
+
+pub const DEFAULT_DEPTH: i32 = 13;
+const BENCH_HASH_MIB: usize = 16;
+const POSITIONS: &str = include_str!("../bench-positions.epd");
+
+/// The FEN part (first four to six fields) of each non-empty, non-comment line.
+pub fn positions() -> Vec<String> {
+    POSITIONS
+        .lines()
+        .map(|line| line.split(';').next().unwrap_or("").trim())
+        .filter(|line| !line.is_empty() && !line.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+pub struct BenchResult {
+    pub nodes: u64,
+    pub seconds: f64,
+}
+
+/// Searches every bench position to `depth` with `threads` threads; `log` receives one line
+/// per position.
+pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<BenchResult, String> {
+    let mut tt = Tt::new(BENCH_HASH_MIB).map_err(|e| e.to_string())?;
+    let limits = Limits {
+        depth: Some(depth),
+        ..Limits::default()
+    };
+    let mut nodes = 0;
+    let start = Instant::now();
+    for (i, fen) in positions().iter().enumerate() {
+        let board = Board::from_fen(fen, CastlingMode::Standard)
+            .map_err(|e| format!("bench position {}: {e}", i + 1))?;
+        tt.clear(1);
+        tt.new_search();
+        let shared = Shared::new(threads);
+        let plan = TimePlan::new(&limits, board.turn(), 0, Instant::now());
+        let result = threads::search(&tt, &board, &limits, &plan, &[], &shared, None);
+        let position_nodes = shared.total_nodes();
+        nodes += position_nodes;
+        log(&format!(
+            "position {:>2}: depth {:>2} score {:>6} nodes {:>9}  {fen}",
+            i + 1,
+            result.depth,
+            result.score,
+            position_nodes
+        ));
+    }
+    Ok(BenchResult {
+        nodes,
+        seconds: start.elapsed().as_secs_f64(),
+    })
+}

@@ -1,0 +1,361 @@
+//! A shakmaty position with its Zobrist key kept incrementally, the keys of every position
+//! since the game began (for repetitions), and make/unmake for the search.
+
+use shakmaty::{
+    attacks,
+    fen::Fen,
+    uci::UciMove,
+    zobrist::{Zobrist64, ZobristValue},
+    CastlingMode, CastlingSide, Chess, Color, EnPassantMode, File, Move, Position, Role, Square,
+};
+
+#[derive(Clone)]
+struct Undo {
+    pos: Chess,
+    key: u64,
+    ep_file: Option<File>,
+}
+
+#[derive(Clone)]
+pub struct Board {
+    pos: Chess,
+    key: u64,
+    /// The en passant file hashed into `key` (only when the capture is legal).
+    ep_file: Option<File>,
+    undo: Vec<Undo>,
+    /// Keys of every position from the game's start up to and including the current one.
+    keys: Vec<u64>,
+}
+
+fn full_key(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+fn z_piece(sq: Square, color: Color, role: Role) -> u64 {
+    Zobrist64::zobrist_for_piece(sq, role.of(color)).0
+}
+
+/// The 16-bit form of a move stored in the table: from, to (the rook for castling), promotion.
+pub fn encode_move(mv: Move) -> u16 {
+    let from = mv.from().map_or(0, |sq| sq as u16);
+    let promotion = mv.promotion().map_or(0, |role| role as u16);
+    from | (mv.to() as u16) << 6 | promotion << 12
+}
+
+impl Default for Board {
+    fn default() -> Board {
+        Board::new(Chess::default())
+    }
+}
+
+impl Board {
+    pub fn new(pos: Chess) -> Board {
+        let key = full_key(&pos);
+        let ep_file = pos.legal_ep_square().map(|sq| sq.file());
+        Board {
+            pos,
+            key,
+            ep_file,
+            undo: Vec::with_capacity(256),
+            keys: vec![key],
+        }
+    }
+
+    /// Parses a FEN (X-FEN and Shredder-FEN castling included), refusing illegal positions.
+    pub fn from_fen(fen: &str, mode: CastlingMode) -> Result<Board, String> {
+        let fen: Fen = fen
+            .trim()
+            .parse()
+            .map_err(|e| format!("malformed FEN: {e}"))?;
+        let pos: Chess = fen
+            .into_position(mode)
+            .map_err(|e| format!("illegal position: {e}"))?;
+        Ok(Board::new(pos))
+    }
+
+    pub fn pos(&self) -> &Chess {
+        &self.pos
+    }
+
+    pub fn key(&self) -> u64 {
+        self.key
+    }
+
+    pub fn turn(&self) -> Color {
+        self.pos.turn()
+    }
+
+    pub fn in_check(&self) -> bool {
+        self.pos.is_check()
+    }
+
+    /// Plies made since the search (or game) started: the undo stack's depth.
+    pub fn plies(&self) -> usize {
+        self.undo.len()
+    }
+
+    /// Parses a UCI move and plays it if it is legal in this position.
+    pub fn play_uci(&mut self, text: &str) -> Result<Move, String> {
+        let uci: UciMove = text
+            .parse()
+            .map_err(|_| format!("malformed move '{text}'"))?;
+        let mv = uci
+            .to_move(&self.pos)
+            .map_err(|_| format!("illegal move '{text}'"))?;
+        self.play(mv);
+        Ok(mv)
+    }
+
+    /// Plays a legal move as part of the game: it becomes history, not something to unmake.
+    pub fn play(&mut self, mv: Move) {
+        let key = self.key_after(mv);
+        self.make(mv, key);
+        self.undo.clear();
+    }
+
+    /// The key of the position after the legal move `mv`, without making it: search calls this
+    /// to prefetch the child's bucket before making the move.
+    pub fn key_after(&self, mv: Move) -> u64 {
+        if let Some(key) =
+            self.pos
+                .update_zobrist_hash(Zobrist64(self.key), mv, EnPassantMode::Legal)
+        {
+            return key.0;
+        }
+        self.key_after_general(mv)
+    }
+
+    /// The incremental update for what shakmaty leaves to the caller: king and castling moves,
+    /// moves that change castling rights, en passant, and positions with an en passant file.
+    fn key_after_general(&self, mv: Move) -> u64 {
+        let us = self.pos.turn();
+        let mut key = self.key ^ Zobrist64::zobrist_for_white_turn().0;
+        if let Some(file) = self.ep_file {
+            key ^= Zobrist64::zobrist_for_en_passant_file(file).0;
+        }
+        match mv {
+            Move::Normal {
+                role,
+                from,
+                capture,
+                to,
+                promotion,
+            } => {
+                key ^= z_piece(from, us, role) ^ z_piece(to, us, promotion.unwrap_or(role));
+                if let Some(captured) = capture {
+                    key ^= z_piece(to, !us, captured);
+                }
+                if role == Role::Pawn && from.rank().to_u32().abs_diff(to.rank().to_u32()) == 2 {
+                    let middle = Square::from_coords(
+                        from.file(),
+                        shakmaty::Rank::new((from.rank().to_u32() + to.rank().to_u32()) / 2),
+                    );
+                    let their_pawns = self.pos.board().by_piece(Role::Pawn.of(!us));
+                    if (attacks::pawn_attacks(us, middle) & their_pawns).any() {
+                        // Whether the en passant capture is legal (pins) needs the child.
+                        return self.key_after_slow(mv);
+                    }
+                }
+            }
+            Move::EnPassant { from, to } => {
+                let captured = Square::from_coords(to.file(), from.rank());
+                key ^= z_piece(from, us, Role::Pawn)
+                    ^ z_piece(to, us, Role::Pawn)
+                    ^ z_piece(captured, !us, Role::Pawn);
+            }
+            Move::Castle { king, rook } => {
+                let side = if rook > king {
+                    CastlingSide::KingSide
+                } else {
+                    CastlingSide::QueenSide
+                };
+                key ^= z_piece(king, us, Role::King)
+                    ^ z_piece(side.king_to(us), us, Role::King)
+                    ^ z_piece(rook, us, Role::Rook)
+                    ^ z_piece(side.rook_to(us), us, Role::Rook);
+            }
+            Move::Put { .. } => return self.key_after_slow(mv),
+        }
+        let castles = self.pos.castles();
+        for color in Color::ALL {
+            for side in CastlingSide::ALL {
+                let Some(rook) = castles.rook(color, side) else {
+                    continue;
+                };
+                let king_moved = color == us && mv.role() == Role::King;
+                if king_moved || mv.from() == Some(rook) || mv.to() == rook {
+                    key ^= Zobrist64::zobrist_for_castling_right(color, side).0;
+                }
+            }
+        }
+        key
+    }
+
+    fn key_after_slow(&self, mv: Move) -> u64 {
+        let mut child = self.pos.clone();
+        child.play_unchecked(mv);
+        full_key(&child)
+    }
+
+    /// Makes a legal move whose resulting key (from `key_after`) is `key`.
+    pub fn make(&mut self, mv: Move, key: u64) {
+        self.undo.push(Undo {
+            pos: self.pos.clone(),
+            key: self.key,
+            ep_file: self.ep_file,
+        });
+        self.pos.play_unchecked(mv);
+        self.key = key;
+        self.ep_file = self.pos.legal_ep_square().map(|sq| sq.file());
+        self.keys.push(key);
+        debug_assert_eq!(key, full_key(&self.pos), "incremental key of {mv:?}");
+    }
+
+    pub fn unmake(&mut self) {
+        let undo = self.undo.pop().expect("unmake without make");
+        self.pos = undo.pos;
+        self.key = undo.key;
+        self.ep_file = undo.ep_file;
+        self.keys.pop();
+    }
+
+    /// Passes the move (null-move pruning). Must not be called in check.
+    pub fn make_null(&mut self) {
+        let mut key = self.key ^ Zobrist64::zobrist_for_white_turn().0;
+        if let Some(file) = self.ep_file {
+            key ^= Zobrist64::zobrist_for_en_passant_file(file).0;
+        }
+        let passed = self
+            .pos
+            .clone()
+            .swap_turn()
+            .expect("null move is only made when not in check");
+        self.undo.push(Undo {
+            pos: std::mem::replace(&mut self.pos, passed),
+            key: self.key,
+            ep_file: self.ep_file,
+        });
+        self.key = key;
+        self.ep_file = None;
+        self.keys.push(key);
+    }
+
+    /// Whether the current position occurred before within the reach of the fifty-move
+    /// counter: the search scores a single repetition as a draw.
+    pub fn is_repetition(&self) -> bool {
+        let reach = (self.pos.halfmoves() as usize).min(self.keys.len() - 1);
+        let current = self.key;
+        self.keys
+            .iter()
+            .rev()
+            .take(reach + 1)
+            .skip(4)
+            .step_by(2)
+            .any(|&key| key == current)
+    }
+
+    /// Draw by the fifty-move rule, repetition or insufficient material (not stalemate).
+    pub fn is_draw(&self) -> bool {
+        (self.pos.halfmoves() >= 100 && !self.pos.is_checkmate())
+            || self.is_repetition()
+            || self.pos.is_insufficient_material()
+    }
+
+    /// Whether the side to move has pieces other than pawns and king (null-move guard).
+    pub fn has_non_pawn_material(&self) -> bool {
+        let board = self.pos.board();
+        let ours = board.by_color(self.turn());
+        (ours & !board.pawns() & !board.kings()).any()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    #[test]
+    fn incremental_key_matches_full_hash_on_random_games() {
+        let fens = [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "rnbqkb1r/pp1p1ppp/5n2/2pPp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 4",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+        ];
+        let mut state = 0x1234_5678_9ABC_DEF1;
+        for fen in fens {
+            for _ in 0..60 {
+                let mut board = Board::from_fen(fen, CastlingMode::Standard).unwrap();
+                for _ in 0..80 {
+                    let moves = board.pos().legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    let mv = moves[next(&mut state) as usize % moves.len()];
+                    let key = board.key_after(mv);
+                    board.make(mv, key);
+                    assert_eq!(board.key(), full_key(board.pos()), "after {mv:?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn unmake_restores_position_and_key() {
+        let mut board = Board::default();
+        let start = board.key();
+        for text in ["e2e4", "d7d5", "e4d5", "g8f6"] {
+            let mv = UciMove::from_ascii(text.as_bytes())
+                .unwrap()
+                .to_move(board.pos())
+                .unwrap();
+            let key = board.key_after(mv);
+            board.make(mv, key);
+        }
+        for _ in 0..4 {
+            board.unmake();
+        }
+        assert_eq!(board.key(), start);
+        assert_eq!(board.pos().board(), Chess::default().board());
+    }
+
+    #[test]
+    fn repetition_is_seen_after_a_knight_dance() {
+        let mut board = Board::default();
+        for text in ["g1f3", "g8f6", "f3g1"] {
+            board.play_uci(text).unwrap();
+            assert!(!board.is_repetition());
+        }
+        board.play_uci("f6g8").unwrap();
+        assert!(board.is_repetition());
+    }
+
+    #[test]
+    fn null_move_flips_the_side_and_key() {
+        let mut board = Board::default();
+        board.play_uci("e2e4").unwrap();
+        let before = board.key();
+        board.make_null();
+        assert_eq!(board.turn(), Color::White);
+        assert_eq!(board.key(), full_key(board.pos()));
+        board.unmake();
+        assert_eq!(board.key(), before);
+    }
+
+    #[test]
+    fn bad_input_is_an_error() {
+        assert!(Board::from_fen("not a fen", CastlingMode::Standard).is_err());
+        assert!(Board::from_fen("8/8/8/8/8/8/8/8 w - - 0 1", CastlingMode::Standard).is_err());
+        let mut board = Board::default();
+        assert!(board.play_uci("e2e5").is_err());
+        assert!(board.play_uci("zz").is_err());
+        assert_eq!(board.key(), Board::default().key());
+    }
+}

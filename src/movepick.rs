@@ -1,0 +1,246 @@
+//! Move ordering: the table move, winning captures by MVV-LVA, killers, the counter-move,
+//! quiet moves by history, then losing captures. Moves come out best first.
+
+use crate::board::encode_move;
+use crate::see::{see_ge, see_value};
+use crate::tt::MAX_PLY;
+use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
+
+const TT_MOVE: i32 = 2_000_000_000;
+const GOOD_CAPTURE: i32 = 1_000_000_000;
+const KILLER: i32 = 900_000_000;
+const COUNTER: i32 = 800_000_000;
+const BAD_CAPTURE: i32 = -1_000_000_000;
+/// History scores stay within +-MAX_HISTORY (the "gravity" update converges there).
+pub const MAX_HISTORY: i32 = 16_384;
+
+/// What one search thread learned about quiet moves: killers per ply, counter-moves, history.
+pub struct History {
+    butterfly: Box<[[[i32; 64]; 64]; 2]>,
+    counter: Box<[[Option<Move>; 64]; 13]>,
+    killers: Box<[[Option<Move>; 2]; MAX_PLY as usize + 2]>,
+}
+
+impl Default for History {
+    fn default() -> History {
+        History {
+            butterfly: Box::new([[[0; 64]; 64]; 2]),
+            counter: Box::new([[None; 64]; 13]),
+            killers: Box::new([[None; 2]; MAX_PLY as usize + 2]),
+        }
+    }
+}
+
+fn from_to(mv: Move) -> (usize, usize) {
+    (mv.from().map_or(0, |sq| sq as usize), mv.to() as usize)
+}
+
+fn piece_index(color: Color, role: Role) -> usize {
+    role as usize + 6 * color as usize
+}
+
+impl History {
+    pub fn quiet_score(&self, color: Color, mv: Move) -> i32 {
+        let (from, to) = from_to(mv);
+        self.butterfly[color as usize][from][to]
+    }
+
+    /// Moves the history of `mv` towards +-MAX_HISTORY by `bonus`, less as it gets closer.
+    pub fn update_quiet(&mut self, color: Color, mv: Move, bonus: i32) {
+        let (from, to) = from_to(mv);
+        let entry = &mut self.butterfly[color as usize][from][to];
+        let bonus = bonus.clamp(-MAX_HISTORY, MAX_HISTORY);
+        *entry += bonus - *entry * bonus.abs() / MAX_HISTORY;
+    }
+
+    pub fn killers(&self, ply: usize) -> [Option<Move>; 2] {
+        self.killers[ply]
+    }
+
+    pub fn add_killer(&mut self, ply: usize, mv: Move) {
+        let slots = &mut self.killers[ply];
+        if slots[0] != Some(mv) {
+            slots[1] = slots[0];
+            slots[0] = Some(mv);
+        }
+    }
+
+    pub fn clear_killers(&mut self, ply: usize) {
+        self.killers[ply] = [None; 2];
+    }
+
+    /// The reply that refuted `previous` last time (by the moving piece and its target).
+    pub fn counter(&self, previous_mover: Color, previous: Move) -> Option<Move> {
+        self.counter[piece_index(previous_mover, previous.role())][previous.to() as usize]
+    }
+
+    pub fn set_counter(&mut self, previous_mover: Color, previous: Move, reply: Move) {
+        self.counter[piece_index(previous_mover, previous.role())][previous.to() as usize] =
+            Some(reply);
+    }
+}
+
+/// Whether a move changes material: captures and queen promotions. Underpromotions count as
+/// quiet moves, which puts them late in the order.
+pub fn is_tactical(mv: Move) -> bool {
+    mv.is_capture() || mv.promotion() == Some(Role::Queen)
+}
+
+/// Most valuable victim, least valuable attacker.
+fn mvv_lva(mv: Move) -> i32 {
+    let victim = mv.capture().map_or(0, see_value) + mv.promotion().map_or(0, see_value);
+    victim * 8 - see_value(mv.role()) / 100
+}
+
+pub struct MovePicker {
+    moves: MoveList,
+    scores: Vec<i32>,
+    next: usize,
+}
+
+impl MovePicker {
+    /// Orders all `moves` of a main-search node.
+    pub fn new(
+        pos: &Chess,
+        moves: MoveList,
+        tt_move: u16,
+        killers: [Option<Move>; 2],
+        counter: Option<Move>,
+        history: &History,
+    ) -> MovePicker {
+        let us = pos.turn();
+        let scores = moves
+            .iter()
+            .map(|&mv| {
+                if tt_move != 0 && encode_move(mv) == tt_move {
+                    TT_MOVE
+                } else if is_tactical(mv) {
+                    let base = if see_ge(pos, mv, 0) {
+                        GOOD_CAPTURE
+                    } else {
+                        BAD_CAPTURE
+                    };
+                    base + mvv_lva(mv)
+                } else if killers[0] == Some(mv) {
+                    KILLER + 1
+                } else if killers[1] == Some(mv) {
+                    KILLER
+                } else if counter == Some(mv) {
+                    COUNTER
+                } else {
+                    history.quiet_score(us, mv)
+                }
+            })
+            .collect();
+        MovePicker {
+            moves,
+            scores,
+            next: 0,
+        }
+    }
+
+    /// Orders the moves of a quiescence node by MVV-LVA (the table move first).
+    pub fn tactical(moves: MoveList, tt_move: u16) -> MovePicker {
+        let scores = moves
+            .iter()
+            .map(|&mv| {
+                if tt_move != 0 && encode_move(mv) == tt_move {
+                    TT_MOVE
+                } else {
+                    mvv_lva(mv)
+                }
+            })
+            .collect();
+        MovePicker {
+            moves,
+            scores,
+            next: 0,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.moves.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.moves.is_empty()
+    }
+
+    /// The best remaining move (selection sort: most nodes cut off after a few moves).
+    pub fn next_move(&mut self) -> Option<Move> {
+        if self.next >= self.moves.len() {
+            return None;
+        }
+        let best = (self.next..self.moves.len())
+            .max_by_key(|&i| self.scores[i])
+            .expect("non-empty range");
+        self.moves.swap(self.next, best);
+        self.scores.swap(self.next, best);
+        self.next += 1;
+        Some(self.moves[self.next - 1])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{fen::Fen, CastlingMode};
+
+    #[test]
+    fn table_move_then_winning_capture_then_quiets_then_losing_capture() {
+        // White can take a free knight (Qxd5?? no: exd5), or lose the queen for a pawn (Qxb7).
+        let pos: Chess = "1k6/1p6/8/3n4/4P3/8/8/1Q2K3 w - - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let moves = pos.legal_moves();
+        let tt_move = moves
+            .iter()
+            .find(|m| m.to().to_string() == "e2")
+            .copied()
+            .unwrap();
+        let mut picker = MovePicker::new(
+            &pos,
+            moves,
+            encode_move(tt_move),
+            [None, None],
+            None,
+            &History::default(),
+        );
+        assert_eq!(picker.next_move(), Some(tt_move));
+        let second = picker.next_move().unwrap();
+        assert!(
+            second.is_capture() && second.role() == Role::Pawn,
+            "{second:?}"
+        );
+        let mut rest = Vec::new();
+        while let Some(mv) = picker.next_move() {
+            rest.push(mv);
+        }
+        let last = rest.last().unwrap();
+        assert!(last.is_capture() && last.role() == Role::Queen, "{last:?}");
+    }
+
+    #[test]
+    fn history_gravity_stays_bounded() {
+        let mut history = History::default();
+        let mv = Move::Normal {
+            role: Role::Knight,
+            from: shakmaty::Square::G1,
+            capture: None,
+            to: shakmaty::Square::F3,
+            promotion: None,
+        };
+        for _ in 0..1000 {
+            history.update_quiet(Color::White, mv, 5000);
+        }
+        let score = history.quiet_score(Color::White, mv);
+        assert!(
+            score > MAX_HISTORY * 9 / 10 && score <= MAX_HISTORY,
+            "{score}"
+        );
+        history.update_quiet(Color::White, mv, -5000);
+        assert!(history.quiet_score(Color::White, mv) < score);
+    }
+}

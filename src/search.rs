@@ -1,0 +1,628 @@
+//! One search thread: iterative deepening, aspiration windows, principal variation search and
+//! quiescence search, with the table, pruning and reductions. Threads share only the table,
+//! the stop flag and their node counters (see `threads`).
+
+use crate::board::{encode_move, Board};
+use crate::eval::evaluate;
+use crate::movepick::{is_tactical, History, MovePicker};
+use crate::see::{see_ge, see_value};
+use crate::threads::Shared;
+use crate::time::{Limits, TimePlan};
+use crate::tt::{Bound, Tt, MATE, MATE_BOUND, MAX_PLY};
+use shakmaty::{Move, MoveList, Position};
+
+pub const INFINITY: i32 = MATE + 1;
+/// Stored as the static eval of positions in check, which have none.
+const EVAL_NONE: i32 = -32_000;
+const PLY_LIMIT: usize = MAX_PLY as usize - 1;
+
+/// One completed (or usefully interrupted) iteration of a thread's search.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Iteration {
+    pub depth: i32,
+    pub seldepth: usize,
+    pub score: i32,
+    /// `Upper` or `Lower` while an aspiration window fails; `Exact` otherwise.
+    pub bound: Bound,
+    pub pv: Vec<Move>,
+}
+
+/// Receives the main thread's progress after each iteration (and aspiration failure).
+pub type Reporter<'a> = &'a (dyn Fn(&Iteration) + Sync);
+
+#[derive(Clone, Copy, Default)]
+struct Frame {
+    static_eval: i32,
+    /// The move made from this ply (`None` for a null move).
+    mv: Option<Move>,
+}
+
+/// Late-move reduction in plies, by depth and move number (`0.75 + ln d * ln m / 2.25`).
+fn lmr_table() -> Box<[[i32; 64]; 64]> {
+    let mut table = Box::new([[0; 64]; 64]);
+    for (depth, row) in table.iter_mut().enumerate().skip(1) {
+        for (count, r) in row.iter_mut().enumerate().skip(1) {
+            *r = (0.75 + (depth as f64).ln() * (count as f64).ln() / 2.25) as i32;
+        }
+    }
+    table
+}
+
+pub struct Worker<'a> {
+    pub id: usize,
+    board: Board,
+    tt: &'a Tt,
+    shared: &'a Shared,
+    limits: &'a Limits,
+    plan: &'a TimePlan,
+    reporter: Option<Reporter<'a>>,
+    /// Root moves allowed by `go searchmoves` (all when empty).
+    search_moves: &'a [Move],
+    history: History,
+    lmr: Box<[[i32; 64]; 64]>,
+    stack: Box<[Frame; MAX_PLY as usize + 4]>,
+    pv: Box<[[Option<Move>; MAX_PLY as usize + 1]; MAX_PLY as usize + 1]>,
+    pv_len: [usize; MAX_PLY as usize + 1],
+    nodes: u64,
+    seldepth: usize,
+    stopped: bool,
+    /// The best root move of the iteration in progress, with its score.
+    root_best: Option<(Move, i32)>,
+}
+
+impl<'a> Worker<'a> {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        id: usize,
+        board: Board,
+        tt: &'a Tt,
+        shared: &'a Shared,
+        limits: &'a Limits,
+        plan: &'a TimePlan,
+        search_moves: &'a [Move],
+        reporter: Option<Reporter<'a>>,
+    ) -> Worker<'a> {
+        Worker {
+            id,
+            board,
+            tt,
+            shared,
+            limits,
+            plan,
+            reporter,
+            search_moves,
+            history: History::default(),
+            lmr: lmr_table(),
+            stack: Box::new([Frame::default(); MAX_PLY as usize + 4]),
+            pv: Box::new([[None; MAX_PLY as usize + 1]; MAX_PLY as usize + 1]),
+            pv_len: [0; MAX_PLY as usize + 1],
+            nodes: 0,
+            seldepth: 0,
+            stopped: false,
+            root_best: None,
+        }
+    }
+
+    fn is_main(&self) -> bool {
+        self.id == 0
+    }
+
+    /// Iterative deepening until a limit or the stop flag; returns the last trusted iteration.
+    pub fn iterate(&mut self) -> Iteration {
+        let root_moves = self.root_moves();
+        let mut result = Iteration {
+            depth: 0,
+            seldepth: 0,
+            score: 0,
+            bound: Bound::Exact,
+            pv: root_moves.first().copied().into_iter().collect(),
+        };
+        if root_moves.is_empty() {
+            return result;
+        }
+        let max_depth = self
+            .limits
+            .depth
+            .unwrap_or(MAX_PLY - 1)
+            .clamp(1, MAX_PLY - 1);
+        let mut depth = 1;
+        while depth <= max_depth {
+            // Helpers search odd threads one ply deeper, so threads spread over two depths.
+            let search_depth = if self.id % 2 == 1 && depth < max_depth {
+                depth + 1
+            } else {
+                depth
+            };
+            let (score, bound) = self.aspiration(search_depth, result.score);
+            if self.stopped {
+                if let Some((mv, score)) = self.root_best {
+                    if result.pv.first() != Some(&mv) {
+                        result.pv = vec![mv];
+                        result.score = score;
+                    }
+                }
+                break;
+            }
+            result = Iteration {
+                depth: search_depth,
+                seldepth: self.seldepth,
+                score,
+                bound,
+                pv: self.pv[0][..self.pv_len[0]]
+                    .iter()
+                    .flatten()
+                    .copied()
+                    .collect(),
+            };
+            if result.pv.is_empty() {
+                result.pv = root_moves[..1].to_vec();
+            }
+            if let Some(report) = self.reporter {
+                self.publish_nodes();
+                report(&result);
+            }
+            if self.is_main() && (self.plan.past_soft() || self.mate_found(score)) {
+                break;
+            }
+            // A proven mate well inside the horizon will not change with more depth.
+            if score.abs() > MATE_BOUND && search_depth > 2 * (MATE - score.abs()) + 8 {
+                break;
+            }
+            depth = search_depth + 1;
+        }
+        self.publish_nodes();
+        result
+    }
+
+    fn mate_found(&self, score: i32) -> bool {
+        self.limits
+            .mate
+            .is_some_and(|moves| score.abs() > MATE_BOUND && MATE - score.abs() < 2 * moves)
+    }
+
+    fn root_moves(&self) -> Vec<Move> {
+        self.board
+            .pos()
+            .legal_moves()
+            .into_iter()
+            .filter(|mv| self.search_moves.is_empty() || self.search_moves.contains(mv))
+            .collect()
+    }
+
+    /// Searches `depth` in a window around the last score, widening it when the result falls
+    /// outside. The main thread reports each failure with its bound.
+    fn aspiration(&mut self, depth: i32, previous: i32) -> (i32, Bound) {
+        let mut delta = 20;
+        let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < MATE_BOUND {
+            (previous - delta, previous + delta)
+        } else {
+            (-INFINITY, INFINITY)
+        };
+        loop {
+            self.root_best = None;
+            self.seldepth = 0;
+            let score = self.negamax(alpha, beta, depth, 0, false);
+            if self.stopped {
+                return (score, Bound::Exact);
+            }
+            let bound = if score <= alpha {
+                beta = (alpha + beta) / 2;
+                alpha = (score - delta).max(-INFINITY);
+                Bound::Upper
+            } else if score >= beta {
+                beta = (score + delta).min(INFINITY);
+                Bound::Lower
+            } else {
+                return (score, Bound::Exact);
+            };
+            delta += delta / 2;
+            if delta > 1000 {
+                (alpha, beta) = (-INFINITY, INFINITY);
+            }
+            if let (Some(report), true) = (self.reporter, self.plan.elapsed().as_millis() > 1000) {
+                self.publish_nodes();
+                report(&Iteration {
+                    depth,
+                    seldepth: self.seldepth,
+                    score,
+                    bound,
+                    pv: self.pv[0][..self.pv_len[0]]
+                        .iter()
+                        .flatten()
+                        .copied()
+                        .collect(),
+                });
+            }
+        }
+    }
+
+    fn publish_nodes(&self) {
+        self.shared.set_nodes(self.id, self.nodes);
+    }
+
+    /// Counts a node and decides whether to stop: every thread obeys the shared flag; the
+    /// main thread also watches the clock and the node limit every 1024 nodes.
+    fn count_node(&mut self) -> bool {
+        self.nodes += 1;
+        if self.nodes.is_multiple_of(1024) {
+            self.publish_nodes();
+            if self.is_main()
+                && (self.plan.past_hard()
+                    || self
+                        .limits
+                        .nodes
+                        .is_some_and(|limit| self.shared.total_nodes() >= limit))
+            {
+                self.shared.stop();
+            }
+        }
+        if self.shared.stopped() {
+            self.stopped = true;
+        }
+        self.stopped
+    }
+
+    fn update_pv(&mut self, ply: usize, mv: Move) {
+        let child_len = self.pv_len[ply + 1].max(ply + 1);
+        self.pv[ply][ply] = Some(mv);
+        for i in ply + 1..child_len {
+            self.pv[ply][i] = self.pv[ply + 1][i];
+        }
+        self.pv_len[ply] = child_len;
+    }
+
+    fn negamax(&mut self, mut alpha: i32, mut beta: i32, depth: i32, ply: usize, cut: bool) -> i32 {
+        if depth <= 0 {
+            return self.qsearch(alpha, beta, ply);
+        }
+        self.pv_len[ply] = ply;
+        if self.count_node() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        let root = ply == 0;
+        let pv_node = beta - alpha > 1;
+        let in_check = self.board.in_check();
+        if !root {
+            if self.board.is_draw() {
+                return 0;
+            }
+            if ply >= PLY_LIMIT {
+                return if in_check {
+                    0
+                } else {
+                    evaluate(self.board.pos())
+                };
+            }
+            // No mate found from here can be shorter than one already found nearer the root.
+            alpha = alpha.max(-MATE + ply as i32);
+            beta = beta.min(MATE - ply as i32 - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+        }
+
+        let key = self.board.key();
+        let hit = self.tt.probe(key, ply as i32);
+        let tt_move = hit.map_or(0, |h| h.mv);
+        if let Some(hit) = hit {
+            if !pv_node && hit.cuts_off(depth, alpha, beta) {
+                return hit.score;
+            }
+        }
+
+        let static_eval = if in_check {
+            EVAL_NONE
+        } else {
+            hit.map_or_else(|| evaluate(self.board.pos()), |h| h.eval)
+        };
+        // The table's bound, where it is tighter, is a better guess than the static eval.
+        let eval = match hit {
+            Some(h) if !in_check && h.score.abs() < MATE_BOUND => match h.bound {
+                Bound::Lower if h.score > static_eval => h.score,
+                Bound::Upper if h.score < static_eval => h.score,
+                Bound::Exact => h.score,
+                _ => static_eval,
+            },
+            _ => static_eval,
+        };
+        self.stack[ply].static_eval = static_eval;
+        let improving = !in_check
+            && ply >= 2
+            && (self.stack[ply - 2].static_eval == EVAL_NONE
+                || static_eval > self.stack[ply - 2].static_eval);
+        self.history.clear_killers(ply + 1);
+
+        if !pv_node && !in_check {
+            // Reverse futility: far enough above beta that a shallow search will not drop back.
+            if depth <= 8
+                && eval.abs() < MATE_BOUND
+                && beta.abs() < MATE_BOUND
+                && eval - 70 * (depth - i32::from(improving)) >= beta
+            {
+                return eval;
+            }
+            // Null move: if passing still fails high, a real move will too (zugzwang aside,
+            // hence the non-pawn material guard).
+            if depth >= 3
+                && eval >= beta
+                && beta.abs() < MATE_BOUND
+                && !root
+                && self.stack[ply - 1].mv.is_some()
+                && self.board.has_non_pawn_material()
+            {
+                let reduction = 3 + depth / 4 + ((eval - beta) / 200).min(3);
+                self.stack[ply].mv = None;
+                self.board.make_null();
+                self.tt.prefetch(self.board.key());
+                let score = -self.negamax(-beta, -beta + 1, depth - 1 - reduction, ply + 1, !cut);
+                self.board.unmake();
+                if self.stopped {
+                    return 0;
+                }
+                if score >= beta {
+                    return if score >= MATE_BOUND { beta } else { score };
+                }
+            }
+        }
+
+        // Without a table move the ordering is poor: search a ply shallower first.
+        let depth = if tt_move == 0 && depth >= 4 && (pv_node || cut) {
+            depth - 1
+        } else {
+            depth
+        };
+
+        let moves: MoveList = if root {
+            self.board
+                .pos()
+                .legal_moves()
+                .into_iter()
+                .filter(|mv| self.search_moves.is_empty() || self.search_moves.contains(mv))
+                .collect()
+        } else {
+            self.board.pos().legal_moves()
+        };
+        if moves.is_empty() {
+            return if in_check { -MATE + ply as i32 } else { 0 };
+        }
+        let previous = if ply > 0 {
+            self.stack[ply - 1].mv
+        } else {
+            None
+        };
+        let counter = previous.and_then(|prev| self.history.counter(!self.board.turn(), prev));
+        let mut picker = MovePicker::new(
+            self.board.pos(),
+            moves,
+            tt_move,
+            self.history.killers(ply),
+            counter,
+            &self.history,
+        );
+
+        let original_alpha = alpha;
+        let mut best_score = -INFINITY;
+        let mut best_move = None;
+        let mut move_count = 0;
+        let mut quiets_tried: Vec<Move> = Vec::new();
+        let us = self.board.turn();
+        while let Some(mv) = picker.next_move() {
+            move_count += 1;
+            let quiet = !is_tactical(mv);
+            if !root && best_score > -MATE_BOUND {
+                if quiet && !in_check {
+                    // Late move pruning: deep in a poor move list, quiets rarely matter.
+                    let limit = (3 + depth * depth) / if improving { 1 } else { 2 };
+                    if depth <= 8 && quiets_tried.len() as i32 >= limit {
+                        continue;
+                    }
+                    // Futility: even a generous positional gain would not reach alpha.
+                    if depth <= 8 && alpha.abs() < MATE_BOUND && eval + 100 + 90 * depth <= alpha {
+                        continue;
+                    }
+                }
+                let see_margin = if quiet {
+                    -25 * depth * depth
+                } else {
+                    -90 * depth
+                };
+                if depth <= 8 && !see_ge(self.board.pos(), mv, see_margin) {
+                    continue;
+                }
+            }
+
+            let child_key = self.board.key_after(mv);
+            self.tt.prefetch(child_key);
+            self.stack[ply].mv = Some(mv);
+            self.board.make(mv, child_key);
+            let gives_check = self.board.in_check();
+            let new_depth = depth - 1 + i32::from(gives_check);
+
+            let score = if move_count == 1 {
+                -self.negamax(-beta, -alpha, new_depth, ply + 1, !pv_node && !cut)
+            } else {
+                let mut reduction = 0;
+                if depth >= 3 && move_count > 1 + usize::from(pv_node) && quiet {
+                    reduction = self.lmr[depth.min(63) as usize][move_count.min(63)];
+                    reduction -= i32::from(pv_node);
+                    reduction += i32::from(!improving);
+                    reduction += i32::from(cut);
+                    reduction -= i32::from(gives_check);
+                    reduction -= self.history.quiet_score(us, mv) / 8192;
+                    reduction = reduction.clamp(0, new_depth - 1);
+                }
+                let mut score =
+                    -self.negamax(-alpha - 1, -alpha, new_depth - reduction, ply + 1, true);
+                if score > alpha && reduction > 0 {
+                    score = -self.negamax(-alpha - 1, -alpha, new_depth, ply + 1, !cut);
+                }
+                if score > alpha && pv_node {
+                    score = -self.negamax(-beta, -alpha, new_depth, ply + 1, false);
+                }
+                score
+            };
+            self.board.unmake();
+            if self.stopped {
+                return 0;
+            }
+
+            if score > best_score {
+                best_score = score;
+                if score > alpha {
+                    best_move = Some(mv);
+                    alpha = score;
+                    self.update_pv(ply, mv);
+                    if root {
+                        self.root_best = Some((mv, score));
+                    }
+                    if score >= beta {
+                        if quiet {
+                            self.reward_quiet(ply, depth, mv, previous, &quiets_tried);
+                        }
+                        break;
+                    }
+                }
+            }
+            if quiet {
+                quiets_tried.push(mv);
+            }
+        }
+
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if best_score > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt.store(
+            key,
+            ply as i32,
+            best_move.map_or(0, encode_move),
+            best_score,
+            static_eval,
+            depth,
+            bound,
+        );
+        best_score
+    }
+
+    /// A quiet move caused a cutoff: it becomes a killer and the counter to the previous move,
+    /// its history rises and the quiets tried before it fall.
+    fn reward_quiet(
+        &mut self,
+        ply: usize,
+        depth: i32,
+        mv: Move,
+        previous: Option<Move>,
+        tried: &[Move],
+    ) {
+        let us = self.board.turn();
+        let bonus = (depth * depth * 16).min(1600);
+        self.history.add_killer(ply, mv);
+        self.history.update_quiet(us, mv, bonus);
+        for &other in tried {
+            self.history.update_quiet(us, other, -bonus);
+        }
+        if let Some(previous) = previous {
+            self.history.set_counter(!us, previous, mv);
+        }
+    }
+
+    fn qsearch(&mut self, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        self.pv_len[ply] = ply;
+        if self.count_node() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        let in_check = self.board.in_check();
+        if ply >= PLY_LIMIT {
+            return if in_check {
+                0
+            } else {
+                evaluate(self.board.pos())
+            };
+        }
+        let pv_node = beta - alpha > 1;
+        let key = self.board.key();
+        let hit = self.tt.probe(key, ply as i32);
+        if let Some(hit) = hit {
+            if !pv_node && hit.cuts_off(0, alpha, beta) {
+                return hit.score;
+            }
+        }
+        let original_alpha = alpha;
+        let (static_eval, mut best_score) = if in_check {
+            (EVAL_NONE, -MATE + ply as i32)
+        } else {
+            let eval = hit.map_or_else(|| evaluate(self.board.pos()), |h| h.eval);
+            // Standing pat: the side to move need not capture.
+            if eval >= beta {
+                return eval;
+            }
+            alpha = alpha.max(eval);
+            (eval, eval)
+        };
+
+        let all = self.board.pos().legal_moves();
+        if in_check && all.is_empty() {
+            return -MATE + ply as i32;
+        }
+        let moves: MoveList = if in_check {
+            all
+        } else {
+            all.into_iter().filter(|&mv| is_tactical(mv)).collect()
+        };
+        let mut picker = MovePicker::tactical(moves, hit.map_or(0, |h| h.mv));
+        let mut best_move = None;
+        while let Some(mv) = picker.next_move() {
+            if !in_check {
+                // Delta pruning: even winning the piece outright would not reach alpha.
+                let gain = mv.capture().map_or(0, see_value);
+                if mv.promotion().is_none() && static_eval + gain + 200 <= alpha {
+                    continue;
+                }
+                if !see_ge(self.board.pos(), mv, 0) {
+                    continue;
+                }
+            }
+            let child_key = self.board.key_after(mv);
+            self.tt.prefetch(child_key);
+            self.board.make(mv, child_key);
+            let score = -self.qsearch(-beta, -alpha, ply + 1);
+            self.board.unmake();
+            if self.stopped {
+                return 0;
+            }
+            if score > best_score {
+                best_score = score;
+                if score > alpha {
+                    alpha = score;
+                    best_move = Some(mv);
+                    self.update_pv(ply, mv);
+                    if score >= beta {
+                        break;
+                    }
+                }
+            }
+        }
+        let bound = if best_score >= beta {
+            Bound::Lower
+        } else if best_score > original_alpha {
+            Bound::Exact
+        } else {
+            Bound::Upper
+        };
+        self.tt.store(
+            key,
+            ply as i32,
+            best_move.map_or(0, encode_move),
+            best_score,
+            static_eval,
+            0,
+            bound,
+        );
+        best_score
+    }
+}

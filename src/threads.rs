@@ -1,0 +1,122 @@
+//! The Lazy SMP pool: N workers search the same root in a crossbeam scope and share only the
+//! table, the stop flag and their node counters; the best thread is chosen by a vote.
+
+use crate::board::Board;
+use crate::search::{Iteration, Reporter, Worker};
+use crate::time::{Limits, TimePlan};
+use crate::tt::Tt;
+use shakmaty::Move;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+
+/// A node counter on a cache line of its own, written only by its worker.
+#[repr(align(64))]
+#[derive(Default)]
+struct NodeCounter(AtomicU64);
+
+/// What the workers of one search share besides the table.
+pub struct Shared {
+    stop: AtomicBool,
+    nodes: Vec<NodeCounter>,
+}
+
+impl Shared {
+    pub fn new(threads: usize) -> Shared {
+        Shared {
+            stop: AtomicBool::new(false),
+            nodes: (0..threads.max(1))
+                .map(|_| NodeCounter::default())
+                .collect(),
+        }
+    }
+
+    pub fn stop(&self) {
+        self.stop.store(true, Relaxed);
+    }
+
+    pub fn stopped(&self) -> bool {
+        self.stop.load(Relaxed)
+    }
+
+    pub fn set_nodes(&self, worker: usize, nodes: u64) {
+        self.nodes[worker].0.store(nodes, Relaxed);
+    }
+
+    pub fn total_nodes(&self) -> u64 {
+        self.nodes.iter().map(|n| n.0.load(Relaxed)).sum()
+    }
+}
+
+/// Stack for each worker: the search recurses up to MAX_PLY plies with a move list per ply.
+const WORKER_STACK: usize = 32 << 20;
+
+/// Searches `board` with `shared.nodes.len()` threads until a limit or `shared.stop()`;
+/// returns the chosen iteration. Only the main thread (0) reports progress.
+pub fn search(
+    tt: &Tt,
+    board: &Board,
+    limits: &Limits,
+    plan: &TimePlan,
+    search_moves: &[Move],
+    shared: &Shared,
+    reporter: Option<Reporter>,
+) -> Iteration {
+    let threads = shared.nodes.len();
+    let results: Vec<Iteration> = crossbeam::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|id| {
+                let board = board.clone();
+                scope
+                    .builder()
+                    .name(format!("search-{id}"))
+                    .stack_size(WORKER_STACK)
+                    .spawn(move |_| {
+                        let reporter = if id == 0 { reporter } else { None };
+                        let mut worker = Worker::new(
+                            id,
+                            board,
+                            tt,
+                            shared,
+                            limits,
+                            plan,
+                            search_moves,
+                            reporter,
+                        );
+                        let result = worker.iterate();
+                        // The main thread's end is everyone's end.
+                        if id == 0 {
+                            shared.stop();
+                        }
+                        result
+                    })
+                    .expect("spawn search thread")
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("search thread panicked"))
+            .collect()
+    })
+    .expect("search scope");
+    choose_best(&results)
+}
+
+/// Each thread votes for its best move with weight growing with its depth and score; the
+/// thread with the most-voted move and the best score for it is chosen.
+pub fn choose_best(results: &[Iteration]) -> Iteration {
+    let main = &results[0];
+    if results.len() == 1 || main.pv.is_empty() {
+        return main.clone();
+    }
+    let min_score = results.iter().map(|r| r.score).min().unwrap_or(0);
+    let mut votes: HashMap<Move, i64> = HashMap::new();
+    for r in results.iter().filter(|r| !r.pv.is_empty()) {
+        *votes.entry(r.pv[0]).or_default() += (r.score - min_score + 10) as i64 * r.depth as i64;
+    }
+    results
+        .iter()
+        .filter(|r| !r.pv.is_empty())
+        .max_by_key(|r| (votes[&r.pv[0]], r.depth, r.score))
+        .unwrap_or(main)
+        .clone()
+}

@@ -1,0 +1,139 @@
+//! Search behaviour on positions with a known answer.
+
+use ferrite::board::Board;
+use ferrite::search::Iteration;
+use ferrite::threads::{self, Shared};
+use ferrite::time::{Limits, TimePlan};
+use ferrite::tt::{Tt, MATE};
+use ferrite::uci::format_score;
+use shakmaty::{uci::UciMove, CastlingMode, Position};
+use std::time::Instant;
+
+fn board(fen: &str, moves: &[&str]) -> Board {
+    let mut board = Board::from_fen(fen, CastlingMode::Standard).unwrap();
+    for mv in moves {
+        board.play_uci(mv).unwrap();
+    }
+    board
+}
+
+fn search_with(tt: &mut Tt, board: &Board, depth: i32, threads: usize) -> Iteration {
+    tt.new_search();
+    let limits = Limits {
+        depth: Some(depth),
+        ..Limits::default()
+    };
+    let plan = TimePlan::new(&limits, board.turn(), 0, Instant::now());
+    let shared = Shared::new(threads);
+    threads::search(tt, board, &limits, &plan, &[], &shared, None)
+}
+
+fn search(board: &Board, depth: i32) -> Iteration {
+    search_with(&mut Tt::new(16).unwrap(), board, depth, 1)
+}
+
+fn uci(it: &Iteration) -> String {
+    UciMove::from_move(it.pv[0], CastlingMode::Standard).to_string()
+}
+
+const MATE_IN_2: &str = "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1";
+const MATE_IN_3: &str = "r1b1kb1r/pppp1ppp/5q2/4n3/3KP3/2N3PN/PPP4P/R1BQ1B1R b kq - 0 1";
+
+#[test]
+fn finds_mate_in_one_two_and_three_with_the_right_distance() {
+    let it = search(&board("6k1/5ppp/8/8/8/8/8/R5K1 w - - 0 1", &[]), 6);
+    assert_eq!(
+        (uci(&it).as_str(), format_score(it.score).as_str()),
+        ("a1a8", "mate 1")
+    );
+    let it = search(&board(MATE_IN_2, &[]), 8);
+    assert_eq!(
+        (uci(&it).as_str(), format_score(it.score).as_str()),
+        ("d5f6", "mate 2")
+    );
+    let it = search(&board(MATE_IN_3, &[]), 10);
+    assert_eq!(
+        (uci(&it).as_str(), format_score(it.score).as_str()),
+        ("f8c5", "mate 3")
+    );
+}
+
+#[test]
+fn mate_distance_stays_right_through_table_hits() {
+    // One table for a whole game's worth of searches: entries stored at one ply are probed
+    // at others, and the reported distances must still be exact.
+    let mut tt = Tt::new(16).unwrap();
+    let start = board(MATE_IN_3, &[]);
+    for depth in 1..=12 {
+        let it = search_with(&mut tt, &start, depth, 1);
+        if it.score > MATE - 100 {
+            assert_eq!(format_score(it.score), "mate 3", "depth {depth}");
+        }
+    }
+    // After the mating side's first move and the reply, it is mate in 2 from the new root.
+    let after = board(MATE_IN_3, &["f8c5", "d4c5"]);
+    let it = search_with(&mut tt, &after, 10, 1);
+    assert_eq!(format_score(it.score), "mate 2");
+    // The defender sees the same mate from its side.
+    let defending = board(MATE_IN_3, &["f8c5"]);
+    let it = search_with(&mut tt, &defending, 10, 1);
+    assert!(it.score < -MATE + 100, "{}", it.score);
+    assert!(format_score(it.score).starts_with("mate -"));
+}
+
+#[test]
+fn avoids_the_stalemate_trap() {
+    // Qxg6 wins a pawn and stalemates; Qa7 mates in two.
+    let it = search(&board("7k/8/5Kp1/8/8/8/8/6Q1 w - - 0 1", &[]), 12);
+    assert_ne!(uci(&it), "g1g6");
+    assert_eq!(format_score(it.score), "mate 2");
+}
+
+#[test]
+fn steers_into_a_repetition_when_behind() {
+    // A queen down, White can repeat the position with Nf3; anything else loses.
+    let b = board(
+        "3qk3/8/8/8/8/8/8/4K1N1 w - - 0 1",
+        &["g1f3", "e8e7", "f3g1", "e7e8"],
+    );
+    let it = search(&b, 8);
+    assert_eq!(uci(&it), "g1f3");
+    assert_eq!(it.score, 0);
+    // Ahead, the other side avoids the same repetition.
+    let b = board(
+        "4k3/8/8/8/8/8/8/3QK1N1 w - - 0 1",
+        &["g1f3", "e8e7", "f3g1", "e7e8"],
+    );
+    let it = search(&b, 8);
+    assert!(it.score > 500, "{}", it.score);
+}
+
+#[test]
+fn no_legal_move_means_no_move() {
+    let stalemate = board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", &[]);
+    assert!(stalemate.pos().legal_moves().is_empty());
+    assert!(search(&stalemate, 5).pv.is_empty());
+}
+
+#[test]
+fn bench_node_count_is_the_same_on_every_run() {
+    let first = ferrite::bench::run(6, 1, |_| {}).unwrap();
+    let second = ferrite::bench::run(6, 1, |_| {}).unwrap();
+    assert!(first.nodes > 10_000);
+    assert_eq!(first.nodes, second.nodes);
+}
+
+#[test]
+fn multi_threaded_search_plays_legal_moves_with_a_legal_pv() {
+    let mut tt = Tt::new(16).unwrap();
+    for fen in ferrite::bench::positions().iter().step_by(4) {
+        let b = board(fen, &[]);
+        let it = search_with(&mut tt, &b, 7, 4);
+        let mut pos = b.pos().clone();
+        assert!(!it.pv.is_empty(), "{fen}");
+        for &mv in &it.pv {
+            assert!(pos.is_legal(mv), "{fen}: {mv:?} in pv {:?}", it.pv);
+            pos.play_unchecked(mv);
+        }
+    }
+}
