@@ -3,6 +3,7 @@
 //! in the form OpenBench parses.
 
 use crate::board::Board;
+use crate::search::Job;
 use crate::threads::{self, Shared};
 use crate::time::{Limits, TimePlan};
 use crate::tt::Tt;
@@ -32,10 +33,6 @@ pub struct BenchResult {
 /// per position.
 pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<BenchResult, String> {
     let mut tt = Tt::new(BENCH_HASH_MIB).map_err(|e| e.to_string())?;
-    let limits = Limits {
-        depth: Some(depth),
-        ..Limits::default()
-    };
     let mut nodes = 0;
     let start = Instant::now();
     for (i, fen) in positions().iter().enumerate() {
@@ -43,17 +40,28 @@ pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<Benc
             .map_err(|e| format!("bench position {}: {e}", i + 1))?;
         tt.clear(1);
         tt.new_search();
+        let limits = Limits {
+            depth: Some(depth),
+            ..Limits::default()
+        };
+        let job = Job {
+            plan: TimePlan::new(&limits, board.turn(), 0, Instant::now()),
+            board,
+            limits,
+            search_moves: Vec::new(),
+            multipv: 1,
+        };
         let shared = Shared::new(threads);
-        let plan = TimePlan::new(&limits, board.turn(), 0, Instant::now());
-        let result = threads::search(&tt, &board, &limits, &plan, &[], &shared, None);
+        let result = threads::search(&tt, &job, &shared, None);
         let position_nodes = shared.total_nodes();
         nodes += position_nodes;
         log(&format!(
-            "position {:>2}: depth {:>2} score {:>6} nodes {:>9}  {fen}",
+            "position {:>2}: depth {:>2} score {:>6} nodes {:>9} time_ms {:>7.1}  {fen}",
             i + 1,
             result.depth,
             result.score,
-            position_nodes
+            position_nodes,
+            job.plan.elapsed().as_secs_f64() * 1e3
         ));
     }
     Ok(BenchResult {

@@ -14,6 +14,7 @@ struct Undo {
     pos: Chess,
     key: u64,
     ep_file: Option<File>,
+    null_barrier: usize,
 }
 
 #[derive(Clone)]
@@ -25,6 +26,9 @@ pub struct Board {
     undo: Vec<Undo>,
     /// Keys of every position from the game's start up to and including the current one.
     keys: Vec<u64>,
+    /// Index in `keys` of the position after the last null move: nothing before it can
+    /// repeat, since the null move itself is not a legal move.
+    null_barrier: usize,
 }
 
 fn full_key(pos: &Chess) -> u64 {
@@ -58,6 +62,7 @@ impl Board {
             ep_file,
             undo: Vec::with_capacity(256),
             keys: vec![key],
+            null_barrier: 0,
         }
     }
 
@@ -203,6 +208,7 @@ impl Board {
             pos: self.pos.clone(),
             key: self.key,
             ep_file: self.ep_file,
+            null_barrier: self.null_barrier,
         });
         self.pos.play_unchecked(mv);
         self.key = key;
@@ -216,6 +222,7 @@ impl Board {
         self.pos = undo.pos;
         self.key = undo.key;
         self.ep_file = undo.ep_file;
+        self.null_barrier = undo.null_barrier;
         self.keys.pop();
     }
 
@@ -234,16 +241,18 @@ impl Board {
             pos: std::mem::replace(&mut self.pos, passed),
             key: self.key,
             ep_file: self.ep_file,
+            null_barrier: self.null_barrier,
         });
         self.key = key;
         self.ep_file = None;
         self.keys.push(key);
+        self.null_barrier = self.keys.len() - 1;
     }
 
     /// Whether the current position occurred before within the reach of the fifty-move
     /// counter: the search scores a single repetition as a draw.
     pub fn is_repetition(&self) -> bool {
-        let reach = (self.pos.halfmoves() as usize).min(self.keys.len() - 1);
+        let reach = (self.pos.halfmoves() as usize).min(self.keys.len() - 1 - self.null_barrier);
         let current = self.key;
         self.keys
             .iter()
@@ -335,6 +344,26 @@ mod tests {
         }
         board.play_uci("f6g8").unwrap();
         assert!(board.is_repetition());
+    }
+
+    #[test]
+    fn no_repetition_is_seen_across_a_null_move() {
+        let mut board = Board::default();
+        board.play_uci("g1f3").unwrap();
+        board.make_null();
+        let mv = |board: &Board, text: &str| {
+            UciMove::from_ascii(text.as_bytes())
+                .unwrap()
+                .to_move(board.pos())
+                .unwrap()
+        };
+        // Knight back and forth around a null move would recreate the position after Nf3.
+        let m = mv(&board, "f3g1");
+        board.make(m, board.key_after(m));
+        board.make_null();
+        let m = mv(&board, "g1f3");
+        board.make(m, board.key_after(m));
+        assert!(!board.is_repetition());
     }
 
     #[test]

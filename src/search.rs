@@ -27,8 +27,27 @@ pub struct Iteration {
     pub pv: Vec<Move>,
 }
 
-/// Receives the main thread's progress after each iteration (and aspiration failure).
-pub type Reporter<'a> = &'a (dyn Fn(&Iteration) + Sync);
+/// Receives the main thread's progress; implemented by the UCI front end.
+pub trait Listener: Sync {
+    /// A finished iteration (or an aspiration failure) of PV line `multipv` (1-based).
+    fn iteration(&self, multipv: usize, it: &Iteration);
+    /// The root move now being searched, after the search has run a few seconds.
+    fn current_move(&self, depth: i32, mv: Move, number: usize);
+}
+
+/// What one `go` asks of every search thread.
+pub struct Job {
+    pub board: Board,
+    pub limits: Limits,
+    pub plan: TimePlan,
+    /// Root moves allowed by `go searchmoves` (all when empty).
+    pub search_moves: Vec<Move>,
+    /// Principal variations to report (UCI `MultiPV`).
+    pub multipv: usize,
+}
+
+/// Root moves are reported as `currmove` only once the search has run this long.
+const CURRMOVE_AFTER_MS: u128 = 3000;
 
 #[derive(Clone, Copy, Default)]
 struct Frame {
@@ -55,9 +74,12 @@ pub struct Worker<'a> {
     shared: &'a Shared,
     limits: &'a Limits,
     plan: &'a TimePlan,
-    reporter: Option<Reporter<'a>>,
+    listener: Option<&'a dyn Listener>,
     /// Root moves allowed by `go searchmoves` (all when empty).
     search_moves: &'a [Move],
+    multipv: usize,
+    /// Root moves already given a line in this iteration (MultiPV).
+    excluded: Vec<Move>,
     history: History,
     lmr: Box<[[i32; 64]; 64]>,
     stack: Box<[Frame; MAX_PLY as usize + 4]>,
@@ -71,26 +93,25 @@ pub struct Worker<'a> {
 }
 
 impl<'a> Worker<'a> {
-    #[allow(clippy::too_many_arguments)]
     pub fn new(
         id: usize,
-        board: Board,
+        job: &'a Job,
         tt: &'a Tt,
         shared: &'a Shared,
-        limits: &'a Limits,
-        plan: &'a TimePlan,
-        search_moves: &'a [Move],
-        reporter: Option<Reporter<'a>>,
+        listener: Option<&'a dyn Listener>,
     ) -> Worker<'a> {
         Worker {
             id,
-            board,
+            board: job.board.clone(),
             tt,
             shared,
-            limits,
-            plan,
-            reporter,
-            search_moves,
+            limits: &job.limits,
+            plan: &job.plan,
+            listener,
+            search_moves: &job.search_moves,
+            // Helpers only fill the table: one line each is enough.
+            multipv: if id == 0 { job.multipv.max(1) } else { 1 },
+            excluded: Vec::new(),
             history: History::default(),
             lmr: lmr_table(),
             stack: Box::new([Frame::default(); MAX_PLY as usize + 4]),
@@ -107,7 +128,8 @@ impl<'a> Worker<'a> {
         self.id == 0
     }
 
-    /// Iterative deepening until a limit or the stop flag; returns the last trusted iteration.
+    /// Iterative deepening until a limit or the stop flag; returns the last trusted iteration
+    /// of the best line.
     pub fn iterate(&mut self) -> Iteration {
         let root_moves = self.root_moves();
         let mut result = Iteration {
@@ -120,6 +142,8 @@ impl<'a> Worker<'a> {
         if root_moves.is_empty() {
             return result;
         }
+        let lines_wanted = self.multipv.min(root_moves.len());
+        let mut previous_scores = vec![0; lines_wanted];
         let max_depth = self
             .limits
             .depth
@@ -133,35 +157,56 @@ impl<'a> Worker<'a> {
             } else {
                 depth
             };
-            let (score, bound) = self.aspiration(search_depth, result.score);
+            let mut lines: Vec<Iteration> = Vec::with_capacity(lines_wanted);
+            self.excluded.clear();
+            for (line, &previous) in previous_scores.iter().enumerate() {
+                let (score, bound) = self.aspiration(search_depth, previous, line + 1);
+                if self.stopped {
+                    break;
+                }
+                let mut pv = self.root_pv();
+                if pv.is_empty() {
+                    pv.push(root_moves[0]);
+                }
+                self.excluded.push(pv[0]);
+                lines.push(Iteration {
+                    depth: search_depth,
+                    seldepth: self.seldepth,
+                    score,
+                    bound,
+                    pv,
+                });
+            }
             if self.stopped {
-                if let Some((mv, score)) = self.root_best {
-                    if result.pv.first() != Some(&mv) {
-                        result.pv = vec![mv];
-                        result.score = score;
+                match lines.first() {
+                    // The best line of this depth is complete; later lines are not needed.
+                    Some(best) => result = best.clone(),
+                    None => {
+                        if let Some((mv, score)) = self.root_best {
+                            if result.pv.first() != Some(&mv) {
+                                result.pv = vec![mv];
+                                result.score = score;
+                            }
+                        }
                     }
                 }
                 break;
             }
-            result = Iteration {
-                depth: search_depth,
-                seldepth: self.seldepth,
-                score,
-                bound,
-                pv: self.pv[0][..self.pv_len[0]]
-                    .iter()
-                    .flatten()
-                    .copied()
-                    .collect(),
-            };
-            if result.pv.is_empty() {
-                result.pv = root_moves[..1].to_vec();
-            }
-            if let Some(report) = self.reporter {
+            lines.sort_by_key(|line| -line.score);
+            previous_scores = lines.iter().map(|line| line.score).collect();
+            result = lines[0].clone();
+            if let Some(listener) = self.listener {
                 self.publish_nodes();
-                report(&result);
+                for (i, line) in lines.iter().enumerate() {
+                    listener.iteration(i + 1, line);
+                }
             }
-            if self.is_main() && (self.plan.past_soft() || self.mate_found(score)) {
+            let score = result.score;
+            if self.is_main()
+                && (self.plan.past_soft()
+                    || self.mate_found(score)
+                    || (root_moves.len() == 1 && self.plan.has_deadline()))
+            {
                 break;
             }
             // A proven mate well inside the horizon will not change with more depth.
@@ -172,6 +217,19 @@ impl<'a> Worker<'a> {
         }
         self.publish_nodes();
         result
+    }
+
+    fn root_pv(&self) -> Vec<Move> {
+        self.pv[0][..self.pv_len[0]]
+            .iter()
+            .flatten()
+            .copied()
+            .collect()
+    }
+
+    fn root_allowed(&self, mv: &Move) -> bool {
+        (self.search_moves.is_empty() || self.search_moves.contains(mv))
+            && !self.excluded.contains(mv)
     }
 
     fn mate_found(&self, score: i32) -> bool {
@@ -185,13 +243,13 @@ impl<'a> Worker<'a> {
             .pos()
             .legal_moves()
             .into_iter()
-            .filter(|mv| self.search_moves.is_empty() || self.search_moves.contains(mv))
+            .filter(|mv| self.root_allowed(mv))
             .collect()
     }
 
     /// Searches `depth` in a window around the last score, widening it when the result falls
     /// outside. The main thread reports each failure with its bound.
-    fn aspiration(&mut self, depth: i32, previous: i32) -> (i32, Bound) {
+    fn aspiration(&mut self, depth: i32, previous: i32, line: usize) -> (i32, Bound) {
         let mut delta = 20;
         let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < MATE_BOUND {
             (previous - delta, previous + delta)
@@ -219,19 +277,20 @@ impl<'a> Worker<'a> {
             if delta > 1000 {
                 (alpha, beta) = (-INFINITY, INFINITY);
             }
-            if let (Some(report), true) = (self.reporter, self.plan.elapsed().as_millis() > 1000) {
+            if let (Some(listener), true) = (self.listener, self.plan.elapsed().as_millis() > 1000)
+            {
                 self.publish_nodes();
-                report(&Iteration {
-                    depth,
-                    seldepth: self.seldepth,
-                    score,
-                    bound,
-                    pv: self.pv[0][..self.pv_len[0]]
-                        .iter()
-                        .flatten()
-                        .copied()
-                        .collect(),
-                });
+                let pv = self.root_pv();
+                listener.iteration(
+                    line,
+                    &Iteration {
+                        depth,
+                        seldepth: self.seldepth,
+                        score,
+                        bound,
+                        pv,
+                    },
+                );
             }
         }
     }
@@ -378,7 +437,7 @@ impl<'a> Worker<'a> {
                 .pos()
                 .legal_moves()
                 .into_iter()
-                .filter(|mv| self.search_moves.is_empty() || self.search_moves.contains(mv))
+                .filter(|mv| self.root_allowed(mv))
                 .collect()
         } else {
             self.board.pos().legal_moves()
@@ -386,6 +445,12 @@ impl<'a> Worker<'a> {
         if moves.is_empty() {
             return if in_check { -MATE + ply as i32 } else { 0 };
         }
+        // A table move that is not legal here would mean a torn entry or a key collision;
+        // the move picker only ever plays legal moves, and debug builds check it never happens.
+        debug_assert!(
+            tt_move == 0 || root || moves.iter().any(|&mv| encode_move(mv) == tt_move),
+            "table move {tt_move:#x} is not legal in this position"
+        );
         let previous = if ply > 0 {
             self.stack[ply - 1].mv
         } else {
@@ -432,6 +497,11 @@ impl<'a> Worker<'a> {
                 }
             }
 
+            if root && self.plan.elapsed().as_millis() > CURRMOVE_AFTER_MS {
+                if let Some(listener) = self.listener {
+                    listener.current_move(depth, mv, move_count);
+                }
+            }
             let child_key = self.board.key_after(mv);
             self.tt.prefetch(child_key);
             self.stack[ply].mv = Some(mv);

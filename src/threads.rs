@@ -1,9 +1,7 @@
 //! The Lazy SMP pool: N workers search the same root in a crossbeam scope and share only the
 //! table, the stop flag and their node counters; the best thread is chosen by a vote.
 
-use crate::board::Board;
-use crate::search::{Iteration, Reporter, Worker};
-use crate::time::{Limits, TimePlan};
+use crate::search::{Iteration, Job, Listener, Worker};
 use crate::tt::Tt;
 use shakmaty::Move;
 use std::collections::HashMap;
@@ -42,6 +40,10 @@ impl Shared {
         self.nodes[worker].0.store(nodes, Relaxed);
     }
 
+    pub fn threads(&self) -> usize {
+        self.nodes.len()
+    }
+
     pub fn total_nodes(&self) -> u64 {
         self.nodes.iter().map(|n| n.0.load(Relaxed)).sum()
     }
@@ -50,54 +52,44 @@ impl Shared {
 /// Stack for each worker: the search recurses up to MAX_PLY plies with a move list per ply.
 const WORKER_STACK: usize = 32 << 20;
 
-/// Searches `board` with `shared.nodes.len()` threads until a limit or `shared.stop()`;
-/// returns the chosen iteration. Only the main thread (0) reports progress.
-pub fn search(
-    tt: &Tt,
-    board: &Board,
-    limits: &Limits,
-    plan: &TimePlan,
-    search_moves: &[Move],
-    shared: &Shared,
-    reporter: Option<Reporter>,
-) -> Iteration {
+/// Searches `job` with `shared`'s number of threads until a limit or `shared.stop()`; returns
+/// the chosen iteration. Only the main thread (0) reports progress. A helper that cannot be
+/// started is left out; if none can, the main thread searches on the caller's thread.
+pub fn search(tt: &Tt, job: &Job, shared: &Shared, listener: Option<&dyn Listener>) -> Iteration {
     let threads = shared.nodes.len();
     let results: Vec<Iteration> = crossbeam::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|id| {
-                let board = board.clone();
-                scope
-                    .builder()
-                    .name(format!("search-{id}"))
-                    .stack_size(WORKER_STACK)
-                    .spawn(move |_| {
-                        let reporter = if id == 0 { reporter } else { None };
-                        let mut worker = Worker::new(
-                            id,
-                            board,
-                            tt,
-                            shared,
-                            limits,
-                            plan,
-                            search_moves,
-                            reporter,
-                        );
-                        let result = worker.iterate();
-                        // The main thread's end is everyone's end.
-                        if id == 0 {
-                            shared.stop();
-                        }
-                        result
-                    })
-                    .expect("spawn search thread")
-            })
-            .collect();
+        let mut handles = Vec::with_capacity(threads);
+        for id in 0..threads {
+            let worker = move |_: &crossbeam::thread::Scope| {
+                let listener = if id == 0 { listener } else { None };
+                let result = Worker::new(id, job, tt, shared, listener).iterate();
+                // The main thread's end is everyone's end.
+                if id == 0 {
+                    shared.stop();
+                }
+                result
+            };
+            let spawned = scope
+                .builder()
+                .name(format!("search-{id}"))
+                .stack_size(WORKER_STACK)
+                .spawn(worker);
+            match spawned {
+                Ok(handle) => handles.push(handle),
+                // Without the main thread nobody watches the clock: start no helpers.
+                Err(_) => break,
+            }
+        }
         handles
             .into_iter()
-            .map(|h| h.join().expect("search thread panicked"))
-            .collect()
+            .filter_map(|h| h.join().ok())
+            .collect::<Vec<_>>()
     })
-    .expect("search scope");
+    .unwrap_or_default();
+    if results.is_empty() {
+        let result = Worker::new(0, job, tt, shared, listener).iterate();
+        return result;
+    }
     choose_best(&results)
 }
 

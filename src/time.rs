@@ -2,6 +2,7 @@
 //! and a hard deadline (stop at once), both already short of the clock by the move overhead.
 
 use shakmaty::Color;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
 /// What `go` asked for. Absent fields impose no limit.
@@ -20,11 +21,16 @@ pub struct Limits {
     pub ponder: bool,
 }
 
-#[derive(Clone, Debug)]
+/// Deadlines count from `start`, or from `ponderhit` when the search began as a ponder search:
+/// while pondering there is no deadline at all.
+#[derive(Debug)]
 pub struct TimePlan {
     pub start: Instant,
     pub soft: Option<Duration>,
     pub hard: Option<Duration>,
+    pondering: AtomicBool,
+    /// Microseconds from `start` to the `ponderhit` that started the clock.
+    clock_offset_us: AtomicU64,
 }
 
 impl TimePlan {
@@ -35,6 +41,8 @@ impl TimePlan {
             start,
             soft: None,
             hard: None,
+            pondering: AtomicBool::new(limits.ponder),
+            clock_offset_us: AtomicU64::new(0),
         };
         if limits.infinite {
             return plan;
@@ -52,30 +60,53 @@ impl TimePlan {
             // What may be spent this move, never the last of the clock.
             let available = time.saturating_sub(overhead_ms).max(1);
             let moves_left = limits.movestogo.unwrap_or(25).clamp(1, 50);
-            let share = available / moves_left + inc * 3 / 4;
+            let share = (available / moves_left).saturating_add(inc / 4 * 3);
             let cap = if moves_left == 1 {
-                available * 7 / 10
+                available / 10 * 7
             } else {
                 available / 2
             };
-            let soft = (share * 6 / 10).min(cap).max(1);
-            let hard = (share * 3).min(cap).max(soft);
+            let soft = (share / 10 * 6).min(cap).max(1);
+            let hard = share.saturating_mul(3).min(cap).max(soft);
             plan.soft = Some(plan.soft.map_or(ms(soft), |s| s.min(ms(soft))));
             plan.hard = Some(plan.hard.map_or(ms(hard), |h| h.min(ms(hard))));
         }
         plan
     }
 
+    /// Time since `go` (what `info time` reports).
     pub fn elapsed(&self) -> Duration {
         self.start.elapsed()
     }
 
+    /// Time on our clock: since `go`, or since `ponderhit` for a ponder search.
+    fn clock(&self) -> Duration {
+        let offset = Duration::from_micros(self.clock_offset_us.load(Relaxed));
+        self.elapsed().saturating_sub(offset)
+    }
+
+    pub fn is_pondering(&self) -> bool {
+        self.pondering.load(Relaxed)
+    }
+
+    /// The opponent played the expected move: our clock runs from now.
+    pub fn ponderhit(&self) {
+        let offset = self.elapsed().as_micros() as u64;
+        self.clock_offset_us.store(offset, Relaxed);
+        self.pondering.store(false, Relaxed);
+    }
+
+    /// Whether a clock-based budget applies (not depth, nodes, infinite or pondering).
+    pub fn has_deadline(&self) -> bool {
+        self.hard.is_some() && !self.is_pondering()
+    }
+
     pub fn past_hard(&self) -> bool {
-        self.hard.is_some_and(|hard| self.elapsed() >= hard)
+        !self.is_pondering() && self.hard.is_some_and(|hard| self.clock() >= hard)
     }
 
     pub fn past_soft(&self) -> bool {
-        self.soft.is_some_and(|soft| self.elapsed() >= soft)
+        !self.is_pondering() && self.soft.is_some_and(|soft| self.clock() >= soft)
     }
 }
 
@@ -120,6 +151,36 @@ mod tests {
                 "{time}+{inc}: hard {hard}"
             );
         }
+    }
+
+    #[test]
+    fn ponder_has_no_deadline_until_ponderhit() {
+        let p = TimePlan::new(
+            &Limits {
+                ponder: true,
+                movetime: Some(50),
+                ..Limits::default()
+            },
+            Color::White,
+            0,
+            Instant::now() - Duration::from_secs(5),
+        );
+        assert!(!p.past_hard() && !p.past_soft());
+        p.ponderhit();
+        assert!(!p.past_hard(), "the clock starts at ponderhit, not at go");
+        std::thread::sleep(Duration::from_millis(60));
+        assert!(p.past_hard());
+    }
+
+    #[test]
+    fn absurd_clock_values_do_not_overflow() {
+        let p = plan(Limits {
+            wtime: Some(u64::MAX),
+            winc: Some(u64::MAX),
+            movestogo: Some(1),
+            ..Limits::default()
+        });
+        assert!(p.soft.unwrap() <= p.hard.unwrap());
     }
 
     #[test]

@@ -4,11 +4,12 @@
 //! Nothing a GUI sends can panic this module: bad input becomes an `info string`.
 
 use crate::board::Board;
+use crate::search::{Iteration, Job, Listener};
 use crate::threads::{self, Shared};
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Bound, Tt, MATE, MATE_BOUND};
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};
-use std::io::BufRead;
+use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -19,13 +20,19 @@ pub const AUTHOR: &str = "the Ferrite developers";
 pub const HASH_DEFAULT: usize = 16;
 pub const HASH_MAX: usize = 1 << 20;
 pub const THREADS_MAX: usize = 1024;
+pub const MULTIPV_MAX: usize = 256;
 const OVERHEAD_DEFAULT: u64 = 30;
 const OVERHEAD_MAX: u64 = 5000;
 const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
-/// A running search: its shared state, the GUI's own stop (which ends `go infinite`) and the
-/// thread that prints `bestmove`.
+/// Stack of the thread that runs a search and prints `bestmove` (it may search itself if no
+/// worker thread can be started).
+const SEARCH_THREAD_STACK: usize = 32 << 20;
+
+/// A running search: its job (for `ponderhit`), shared state, the GUI's own stop (which ends
+/// `go infinite` and pondering) and the thread that prints `bestmove`.
 struct Running {
+    job: Arc<Job>,
     shared: Arc<Shared>,
     gui_stop: Arc<AtomicBool>,
     handle: JoinHandle<()>,
@@ -36,11 +43,18 @@ pub struct Engine {
     board: Board,
     threads: usize,
     move_overhead: u64,
+    multipv: usize,
+    ponder: bool,
+    chess960: bool,
+    debug: bool,
     running: Option<Running>,
 }
 
+/// One line to the GUI, flushed at once. A closed pipe means the GUI has gone; the end of
+/// standard input will end the engine, so the error is dropped rather than panicking.
 fn say(line: &str) {
-    println!("{line}");
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}").and_then(|()| out.flush());
 }
 
 fn info_string(message: &str) {
@@ -58,8 +72,59 @@ pub fn format_score(score: i32) -> String {
     }
 }
 
-fn move_text(mv: Move) -> String {
-    UciMove::from_move(mv, CastlingMode::Standard).to_string()
+fn move_text(mv: Move, mode: CastlingMode) -> String {
+    UciMove::from_move(mv, mode).to_string()
+}
+
+/// Formats the main thread's progress as `info` lines.
+struct UciListener<'a> {
+    tt: &'a Tt,
+    job: &'a Job,
+    shared: &'a Shared,
+    mode: CastlingMode,
+}
+
+impl UciListener<'_> {
+    fn info(&self, multipv: usize, it: &Iteration) -> String {
+        let elapsed = self.job.plan.elapsed();
+        let nodes = self.shared.total_nodes();
+        let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64;
+        let bound = match it.bound {
+            Bound::Lower => " lowerbound",
+            Bound::Upper => " upperbound",
+            _ => "",
+        };
+        let mut line = format!(
+            "info depth {} seldepth {} multipv {multipv} score {}{bound} nodes {nodes} nps {nps} hashfull {} time {}",
+            it.depth,
+            it.seldepth,
+            format_score(it.score),
+            self.tt.hashfull(),
+            elapsed.as_millis(),
+        );
+        if !it.pv.is_empty() {
+            line.push_str(" pv");
+            for &mv in &it.pv {
+                line.push(' ');
+                line.push_str(&move_text(mv, self.mode));
+            }
+        }
+        line
+    }
+}
+
+impl Listener for UciListener<'_> {
+    fn iteration(&self, multipv: usize, it: &Iteration) {
+        say(&self.info(multipv, it));
+    }
+
+    fn current_move(&self, depth: i32, mv: Move, number: usize) {
+        say(&format!(
+            "info depth {depth} currmove {} currmovenumber {number} hashfull {}",
+            move_text(mv, self.mode),
+            self.tt.hashfull()
+        ));
+    }
 }
 
 impl Engine {
@@ -69,12 +134,24 @@ impl Engine {
             board: Board::default(),
             threads: 1,
             move_overhead: OVERHEAD_DEFAULT,
+            multipv: 1,
+            ponder: false,
+            chess960: false,
+            debug: false,
             running: None,
         })
     }
 
-    /// Handles one line; returns false when the engine should exit.
-    pub fn handle(&mut self, line: &str) -> bool {
+    fn mode(&self) -> CastlingMode {
+        if self.chess960 {
+            CastlingMode::Chess960
+        } else {
+            CastlingMode::Standard
+        }
+    }
+
+    /// Handles one line received at `received`; returns false when the engine should exit.
+    pub fn handle(&mut self, line: &str, received: Instant) -> bool {
         let mut words = line.split_whitespace();
         let Some(command) = words.next() else {
             return true;
@@ -85,15 +162,26 @@ impl Engine {
             "isready" => say("readyok"),
             "ucinewgame" => self.clear_hash(),
             "position" => self.position(&rest),
-            "go" => self.go(&rest),
+            "go" => self.go(&rest, received),
             "stop" => self.stop(),
+            "ponderhit" => {
+                if let Some(running) = &self.running {
+                    running.job.plan.ponderhit();
+                }
+            }
+            "debug" => match rest.first().copied() {
+                Some("on") => self.debug = true,
+                Some("off") => self.debug = false,
+                _ => info_string("debug expects 'on' or 'off'"),
+            },
+            // Registration is not needed; accept any form silently, as the protocol allows.
+            "register" => {}
             "quit" => {
                 self.stop();
                 self.wait();
                 return false;
             }
             "setoption" => self.setoption(&rest),
-            "debug" | "register" | "ponderhit" => {}
             _ => info_string(&format!("unknown command '{}'", truncate(command))),
         }
         true
@@ -110,8 +198,13 @@ impl Engine {
         ));
         say("option name Clear Hash type button");
         say(&format!(
+            "option name MultiPV type spin default 1 min 1 max {MULTIPV_MAX}"
+        ));
+        say("option name Ponder type check default false");
+        say(&format!(
             "option name Move Overhead type spin default {OVERHEAD_DEFAULT} min 0 max {OVERHEAD_MAX}"
         ));
+        say("option name UCI_Chess960 type check default false");
         say("uciok");
     }
 
@@ -157,13 +250,24 @@ impl Engine {
             return;
         }
         let name = name_words[1..].join(" ").to_ascii_lowercase();
-        let number = |max: u64| -> Option<u64> {
-            let text = value.as_deref().unwrap_or("").trim();
-            match text.parse::<u64>() {
-                Ok(v) if v <= max => Some(v),
+        let text = value.as_deref().unwrap_or("").trim();
+        let number = |min: u64, max: u64| -> Option<u64> {
+            let parsed = text.parse::<u64>().ok().filter(|v| (min..=max).contains(v));
+            if parsed.is_none() {
+                info_string(&format!(
+                    "error: option '{name}' takes a whole number from {min} to {max}, not '{}'",
+                    truncate(text)
+                ));
+            }
+            parsed
+        };
+        let check = || -> Option<bool> {
+            match text.to_ascii_lowercase().as_str() {
+                "true" => Some(true),
+                "false" => Some(false),
                 _ => {
                     info_string(&format!(
-                        "error: option '{name}' needs a whole number up to {max}, got '{}'",
+                        "error: option '{name}' takes true or false, not '{}'",
                         truncate(text)
                     ));
                     None
@@ -172,31 +276,40 @@ impl Engine {
         };
         match name.as_str() {
             "hash" => {
-                if let Some(mib) = number(HASH_MAX as u64).filter(|&v| v >= 1) {
+                if let Some(mib) = number(1, HASH_MAX as u64) {
                     if let Err(err) = self.tt_mut().resize(mib as usize) {
                         info_string(&format!(
                             "error: {err}; keeping the {} MiB table",
                             self.tt.mib()
                         ));
                     }
-                } else if value.as_deref().map(str::trim) == Some("0") {
-                    info_string("error: Hash must be at least 1 MiB");
                 }
             }
             "threads" => {
-                if let Some(n) = number(THREADS_MAX as u64) {
-                    if n == 0 {
-                        info_string("error: Threads must be at least 1");
-                    } else {
-                        self.stop();
-                        self.wait();
-                        self.threads = n as usize;
-                    }
+                if let Some(n) = number(1, THREADS_MAX as u64) {
+                    self.stop();
+                    self.wait();
+                    self.threads = n as usize;
+                }
+            }
+            "multipv" => {
+                if let Some(n) = number(1, MULTIPV_MAX as u64) {
+                    self.multipv = n as usize;
                 }
             }
             "move overhead" => {
-                if let Some(ms) = number(OVERHEAD_MAX) {
+                if let Some(ms) = number(0, OVERHEAD_MAX) {
                     self.move_overhead = ms;
+                }
+            }
+            "ponder" => {
+                if let Some(on) = check() {
+                    self.ponder = on;
+                }
+            }
+            "uci_chess960" => {
+                if let Some(on) = check() {
+                    self.chess960 = on;
                 }
             }
             "clear hash" => self.clear_hash(),
@@ -213,7 +326,10 @@ impl Engine {
         let board = match setup.split_first() {
             Some((&"startpos", [])) => Board::from_fen(STARTPOS, CastlingMode::Standard),
             Some((&"fen", fields)) if !fields.is_empty() => {
-                Board::from_fen(&fields.join(" "), CastlingMode::Standard)
+                let fen = fields.join(" ");
+                // A Chess960 FEN is read as one even when the GUI did not say so.
+                Board::from_fen(&fen, self.mode())
+                    .or_else(|err| Board::from_fen(&fen, CastlingMode::Chess960).map_err(|_| err))
             }
             _ => Err("position expects 'startpos' or 'fen <FEN>', then 'moves ...'".to_string()),
         };
@@ -233,12 +349,11 @@ impl Engine {
         self.board = board;
     }
 
-    fn go(&mut self, args: &[&str]) {
+    fn go(&mut self, args: &[&str], received: Instant) {
         self.stop();
         self.wait();
         let limits = parse_go(args);
         let search_moves = parse_search_moves(&self.board, args);
-        let start = Instant::now();
         if self.board.pos().legal_moves().is_empty() {
             say(&format!(
                 "info depth 0 score {} time 0",
@@ -247,45 +362,75 @@ impl Engine {
             say("bestmove 0000");
             return;
         }
-        let threads = self.threads;
         if let Some(tt) = Arc::get_mut(&mut self.tt) {
             tt.new_search();
         }
-        let tt = Arc::clone(&self.tt);
-        let board = self.board.clone();
-        let shared = Arc::new(Shared::new(threads));
+        let mut plan = TimePlan::new(&limits, self.board.turn(), self.move_overhead, received);
+        if self.ponder {
+            // Pondering returns time on the opponent's clock: aim a quarter higher.
+            plan.soft = plan
+                .soft
+                .map(|soft| (soft * 5 / 4).min(plan.hard.unwrap_or(soft)));
+        }
+        let job = Arc::new(Job {
+            plan,
+            board: self.board.clone(),
+            limits,
+            search_moves,
+            multipv: self.multipv,
+        });
+        let shared = Arc::new(Shared::new(self.threads));
         let gui_stop = Arc::new(AtomicBool::new(false));
-        let plan = TimePlan::new(&limits, board.turn(), self.move_overhead, start);
-        let (shared_in, gui_stop_in) = (Arc::clone(&shared), Arc::clone(&gui_stop));
+        let (tt, mode, debug) = (Arc::clone(&self.tt), self.mode(), self.debug);
+        let (job_in, shared_in, gui_stop_in) =
+            (Arc::clone(&job), Arc::clone(&shared), Arc::clone(&gui_stop));
         let handle = std::thread::Builder::new()
             .name("search".into())
+            .stack_size(SEARCH_THREAD_STACK)
             .spawn(move || {
-                let reporter = |it: &crate::search::Iteration| {
-                    report(it, &shared_in, &tt, &plan);
+                let listener = UciListener {
+                    tt: &tt,
+                    job: &job_in,
+                    shared: &shared_in,
+                    mode,
                 };
-                let result = threads::search(
-                    &tt,
-                    &board,
-                    &limits,
-                    &plan,
-                    &search_moves,
-                    &shared_in,
-                    Some(&reporter),
-                );
-                // `go infinite` (and depth or mate limits reached early under it) must not
-                // answer before the GUI says stop.
-                while limits.infinite && !gui_stop_in.load(Relaxed) {
+                let result = threads::search(&tt, &job_in, &shared_in, Some(&listener));
+                // Under `go infinite` or while pondering, `bestmove` waits for the GUI, even
+                // when a depth or mate limit ended the search early.
+                while (job_in.limits.infinite || job_in.plan.is_pondering())
+                    && !gui_stop_in.load(Relaxed)
+                {
                     std::thread::sleep(Duration::from_millis(1));
                 }
-                let best = result.pv.first().map_or("0000".into(), |&m| move_text(m));
+                // The chosen thread's line, so the last info agrees with bestmove.
+                if result.depth > 0 {
+                    say(&listener.info(1, &result));
+                }
+                let best = result
+                    .pv
+                    .first()
+                    .map_or("0000".into(), |&m| move_text(m, mode));
+                if debug {
+                    info_string(&format!(
+                        "searched {} nodes with {} thread(s) in {} ms, hashfull {}",
+                        shared_in.total_nodes(),
+                        shared_in.threads(),
+                        job_in.plan.elapsed().as_millis(),
+                        tt.hashfull()
+                    ));
+                }
                 match result.pv.get(1) {
-                    Some(&ponder) => say(&format!("bestmove {best} ponder {}", move_text(ponder))),
+                    Some(&ponder) => say(&format!(
+                        "bestmove {best} ponder {}",
+                        move_text(ponder, mode)
+                    )),
                     None => say(&format!("bestmove {best}")),
                 }
             });
         match handle {
             Ok(handle) => {
                 self.running = Some(Running {
+                    job,
                     shared,
                     gui_stop,
                     handle,
@@ -294,27 +439,6 @@ impl Engine {
             Err(err) => info_string(&format!("error: cannot start the search thread: {err}")),
         }
     }
-}
-
-fn report(it: &crate::search::Iteration, shared: &Shared, tt: &Tt, plan: &TimePlan) {
-    let elapsed = plan.elapsed();
-    let nodes = shared.total_nodes();
-    let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64;
-    let bound = match it.bound {
-        Bound::Lower => " lowerbound",
-        Bound::Upper => " upperbound",
-        _ => "",
-    };
-    let pv: Vec<String> = it.pv.iter().map(|&m| move_text(m)).collect();
-    say(&format!(
-        "info depth {} seldepth {} multipv 1 score {}{bound} nodes {nodes} nps {nps} hashfull {} time {} pv {}",
-        it.depth,
-        it.seldepth,
-        format_score(it.score),
-        tt.hashfull(),
-        elapsed.as_millis(),
-        pv.join(" ")
-    ));
 }
 
 fn truncate(text: &str) -> String {
@@ -394,7 +518,7 @@ fn parse_search_moves(board: &Board, args: &[&str]) -> Vec<Move> {
 /// Runs the UCI loop on standard input until `quit` or end of input.
 pub fn run() -> Result<(), String> {
     let mut engine = Engine::new()?;
-    let (tx, rx) = crossbeam::channel::unbounded::<String>();
+    let (tx, rx) = crossbeam::channel::unbounded::<(Instant, String)>();
     std::thread::Builder::new()
         .name("stdin".into())
         .spawn(move || {
@@ -406,8 +530,9 @@ pub fn run() -> Result<(), String> {
                 match input.read_until(b'\n', &mut buffer) {
                     Ok(0) | Err(_) => break,
                     Ok(_) => {
+                        // Stamped on arrival: time spent queued counts against the clock.
                         let line = String::from_utf8_lossy(&buffer).into_owned();
-                        if tx.send(line).is_err() {
+                        if tx.send((Instant::now(), line)).is_err() {
                             break;
                         }
                     }
@@ -415,8 +540,8 @@ pub fn run() -> Result<(), String> {
             }
         })
         .map_err(|e| format!("cannot start the input thread: {e}"))?;
-    for line in rx {
-        if !engine.handle(&line) {
+    for (received, line) in rx {
+        if !engine.handle(&line, received) {
             return Ok(());
         }
     }

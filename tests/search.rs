@@ -1,7 +1,7 @@
 //! Search behaviour on positions with a known answer.
 
 use ferrite::board::Board;
-use ferrite::search::Iteration;
+use ferrite::search::{Iteration, Job};
 use ferrite::threads::{self, Shared};
 use ferrite::time::{Limits, TimePlan};
 use ferrite::tt::{Tt, MATE};
@@ -23,9 +23,14 @@ fn search_with(tt: &mut Tt, board: &Board, depth: i32, threads: usize) -> Iterat
         depth: Some(depth),
         ..Limits::default()
     };
-    let plan = TimePlan::new(&limits, board.turn(), 0, Instant::now());
-    let shared = Shared::new(threads);
-    threads::search(tt, board, &limits, &plan, &[], &shared, None)
+    let job = Job {
+        plan: TimePlan::new(&limits, board.turn(), 0, Instant::now()),
+        board: board.clone(),
+        limits,
+        search_moves: Vec::new(),
+        multipv: 1,
+    };
+    threads::search(tt, &job, &Shared::new(threads), None)
 }
 
 fn search(board: &Board, depth: i32) -> Iteration {

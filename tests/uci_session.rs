@@ -91,19 +91,22 @@ impl Drop for Session {
 }
 
 fn assert_legal(fen: &str, moves: &[&str], bestmove_line: &str) {
-    let mut pos: Chess = fen
-        .parse::<Fen>()
-        .unwrap()
-        .into_position(CastlingMode::Standard)
-        .unwrap();
+    assert_legal_in(CastlingMode::Standard, fen, moves, bestmove_line);
+}
+
+/// Checks that the move of a `bestmove` line (or a bare move) is legal after `fen` + `moves`.
+fn assert_legal_in(mode: CastlingMode, fen: &str, moves: &[&str], bestmove_line: &str) {
+    let mut pos: Chess = fen.parse::<Fen>().unwrap().into_position(mode).unwrap();
     for m in moves {
         let mv = m.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
         pos.play_unchecked(mv);
     }
     let text = bestmove_line
+        .strip_prefix("bestmove ")
+        .unwrap_or(bestmove_line)
         .split_whitespace()
-        .nth(1)
-        .expect("bestmove has a move");
+        .next()
+        .expect("a move");
     let mv = text
         .parse::<UciMove>()
         .unwrap_or_else(|_| panic!("{bestmove_line}"));
@@ -255,4 +258,223 @@ fn hash_resize_and_no_legal_moves() {
     s.send("go depth 5");
     let lines = s.until("bestmove", SECONDS);
     assert_legal(START, &[], lines.last().unwrap());
+}
+
+impl Session {
+    fn send_bytes(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(bytes).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Lines that arrive within `wait` (none expected to end anything).
+    fn quiet_for(&mut self, wait: Duration) -> Vec<String> {
+        let deadline = Instant::now() + wait;
+        let mut seen = Vec::new();
+        while let Ok(line) = self
+            .lines
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+        {
+            seen.push(line);
+        }
+        seen
+    }
+}
+
+fn bestmove(lines: &[String]) -> &str {
+    lines.last().unwrap().split_whitespace().nth(1).unwrap()
+}
+
+#[test]
+fn every_option_is_announced_with_type_default_and_range() {
+    let mut s = Session::start();
+    s.send("uci");
+    let lines = s.until("uciok", SECONDS);
+    for expected in [
+        "option name Hash type spin default 16 min 1 max 1048576",
+        "option name Threads type spin default 1 min 1 max 1024",
+        "option name Clear Hash type button",
+        "option name MultiPV type spin default 1 min 1 max 256",
+        "option name Ponder type check default false",
+        "option name Move Overhead type spin default 30 min 0 max 5000",
+        "option name UCI_Chess960 type check default false",
+    ] {
+        assert!(
+            lines.iter().any(|l| l == expected),
+            "missing '{expected}' in {lines:?}"
+        );
+    }
+}
+
+#[test]
+fn ponder_waits_for_ponderhit_then_plays_on_the_clock() {
+    let mut s = Session::start();
+    s.send("setoption name Ponder value true");
+    s.send("position startpos moves e2e4 e7e5");
+    s.send("go ponder wtime 2000 btime 2000 winc 0 binc 0");
+    let early = s.quiet_for(Duration::from_millis(600));
+    assert!(
+        !early.iter().any(|l| l.starts_with("bestmove")),
+        "bestmove while pondering: {early:?}"
+    );
+    s.send("isready");
+    s.until("readyok", SECONDS);
+    let start = Instant::now();
+    s.send("ponderhit");
+    let lines = s.until("bestmove", SECONDS);
+    assert!(
+        start.elapsed() < Duration::from_millis(1500),
+        "ponderhit to bestmove {:?}",
+        start.elapsed()
+    );
+    assert_legal(START, &["e2e4", "e7e5"], lines.last().unwrap());
+
+    // stop during ponder answers at once with a legal move.
+    s.send("go ponder wtime 2000 btime 2000");
+    std::thread::sleep(Duration::from_millis(200));
+    let start = Instant::now();
+    s.send("stop");
+    let lines = s.until("bestmove", SECONDS);
+    assert!(start.elapsed() < Duration::from_millis(200));
+    assert_legal(START, &["e2e4", "e7e5"], lines.last().unwrap());
+}
+
+#[test]
+fn multipv_searchmoves_and_mate() {
+    let mut s = Session::start();
+    s.send("setoption name MultiPV value 3");
+    s.send("position startpos");
+    s.send("go depth 6");
+    let lines = s.until("bestmove", SECONDS);
+    let firsts: std::collections::HashSet<&str> = lines
+        .iter()
+        .filter(|l| l.starts_with("info depth 6 ") && l.contains(" multipv "))
+        .filter_map(|l| l.split(" pv ").nth(1)?.split_whitespace().next())
+        .collect();
+    assert_eq!(
+        firsts.len(),
+        3,
+        "three different first moves at depth 6: {lines:?}"
+    );
+    for k in 1..=3 {
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("info depth 6 ") && l.contains(&format!(" multipv {k} "))));
+    }
+    s.send("setoption name MultiPV value 1");
+    s.send("go depth 5 searchmoves a2a3 h2h3");
+    let lines = s.until("bestmove", SECONDS);
+    assert!(["a2a3", "h2h3"].contains(&bestmove(&lines)), "{lines:?}");
+
+    s.send("position fen r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1");
+    s.send("go mate 2");
+    let lines = s.until("bestmove", SECONDS);
+    assert_eq!(bestmove(&lines), "d5f6");
+    assert!(
+        lines.iter().any(|l| l.contains("score mate 2 ")),
+        "{lines:?}"
+    );
+}
+
+#[test]
+fn chess960_castling_is_king_takes_rook_and_standard_otherwise() {
+    let mut s = Session::start();
+    // Shredder-FEN castling field (H) as well as the standard one.
+    s.send("position fen 4k3/8/8/8/8/8/8/4K2R w H - 0 1");
+    s.send("go depth 3 searchmoves e1h1");
+    assert_eq!(bestmove(&s.until("bestmove", SECONDS)), "e1g1");
+    s.send("setoption name UCI_Chess960 value true");
+    s.send("position fen 4k3/8/8/8/8/8/8/4K2R w K - 0 1");
+    s.send("go depth 3 searchmoves e1h1");
+    assert_eq!(bestmove(&s.until("bestmove", SECONDS)), "e1h1");
+    // A Chess960 start position with castling played as king takes rook.
+    s.send("position fen r4kr1/pppppppp/8/8/8/8/PPPPPPPP/R4KR1 w AGag - 0 1 moves f1g1");
+    s.send("isready");
+    let lines = s.until("readyok", SECONDS);
+    assert!(!lines.iter().any(|l| l.contains("error")), "{lines:?}");
+    s.send("go depth 4");
+    let lines = s.until("bestmove", SECONDS);
+    assert_legal_in(
+        CastlingMode::Chess960,
+        "r4kr1/pppppppp/8/8/8/8/PPPPPPPP/R4KR1 w AGag - 0 1",
+        &["f1g1"],
+        bestmove(&lines),
+    );
+}
+
+#[test]
+fn hostile_input_never_kills_the_engine() {
+    let mut s = Session::start();
+    s.send("stop");
+    s.send("ponderhit");
+    s.send_bytes(b"\xff\xfe\x00garbage \xc3\x28\n");
+    s.send(&"x".repeat(100_000));
+    s.send("debug on");
+    s.send("register later");
+    s.send("register name Someone code 1234");
+    for bad in [
+        "setoption name Threads value 0",
+        "setoption name Threads value -3",
+        "setoption name MultiPV value 1000",
+        "setoption name Move Overhead value 1e9",
+        "setoption name UCI_Chess960 value maybe",
+        "setoption",
+        "setoption name",
+        "go wtime abc",
+        "position fen 4k3/8/8/8/8/8/8/4K3 w - - 0 1 moves e1e2 e8e8",
+        "position fen 4k3/8/8/8/8/8/8/4KK2 w - - 0 1",
+        "position fen 4k3/8/8/8/8/8/4r3/4K3 b - - 0 1",
+        "position fen r3k2r/8/8/8/8/8/8/4K3 w KQkq - 0 1",
+        "position fen 4k3/8/8/8/8/8/8/4K3 w - e3 0 1",
+    ] {
+        s.send(bad);
+        s.send("isready");
+        let lines = s.until("readyok", SECONDS);
+        if bad.starts_with("position") || bad.starts_with("setoption") {
+            assert!(
+                lines.iter().any(|l| l.starts_with("info string")),
+                "no message for '{bad}': {lines:?}"
+            );
+        }
+    }
+    // Negative and zero clocks: answer at once with a legal move, never hang.
+    s.send("position startpos");
+    let start = Instant::now();
+    s.send("go wtime -100 btime -100 winc 0 binc 0");
+    let lines = s.until("bestmove", SECONDS);
+    assert!(
+        start.elapsed() < Duration::from_millis(500),
+        "{:?}",
+        start.elapsed()
+    );
+    assert_legal(START, &[], lines.last().unwrap());
+    s.send("go movetime 0");
+    assert_legal(START, &[], s.until("bestmove", SECONDS).last().unwrap());
+    // A second go without stop ends the first search (one bestmove each) and runs the second.
+    s.send("go infinite");
+    s.send("go depth 3");
+    let first = s.until("bestmove", SECONDS);
+    assert_legal(START, &[], first.last().unwrap());
+    let second = s.until("bestmove", SECONDS);
+    assert_legal(START, &[], second.last().unwrap());
+    s.send("quit");
+    assert_eq!(s.exit_code_within(SECONDS), 0);
+}
+
+#[test]
+fn root_moves_are_reported_after_a_few_seconds() {
+    let mut s = Session::start();
+    s.send("position startpos");
+    s.send("go movetime 3600");
+    let lines = s.until("bestmove", SECONDS);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains(" currmove ") && l.contains(" currmovenumber ")),
+        "no currmove"
+    );
+    assert!(lines
+        .iter()
+        .filter(|l| l.starts_with("info depth") && l.contains(" pv "))
+        .all(|l| l.contains(" hashfull ")));
 }
