@@ -27,6 +27,9 @@ pub fn positions() -> Vec<String> {
 pub struct BenchResult {
     pub nodes: u64,
     pub seconds: f64,
+    pub tt_stats: crate::tt::TtStats,
+    /// Mean over positions of the table's fill at the end of each search (permille).
+    pub hashfull: usize,
 }
 
 /// Searches every bench position to `depth` with `threads` threads; `log` receives one line
@@ -34,6 +37,8 @@ pub struct BenchResult {
 pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<BenchResult, String> {
     let mut tt = Tt::new(BENCH_HASH_MIB).map_err(|e| e.to_string())?;
     let mut nodes = 0;
+    let mut tt_stats = crate::tt::TtStats::default();
+    let mut hashfull = 0;
     let start = Instant::now();
     for (i, fen) in positions().iter().enumerate() {
         let board = Board::from_fen(fen, CastlingMode::Standard)
@@ -52,7 +57,10 @@ pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<Benc
             multipv: 1,
         };
         let shared = Shared::new(threads);
-        let result = threads::search(&tt, &job, &shared, None);
+        let outcome = threads::search(&tt, &job, &shared, None);
+        let result = outcome.best;
+        tt_stats += outcome.tt_stats;
+        hashfull += tt.hashfull();
         let position_nodes = shared.total_nodes();
         nodes += position_nodes;
         log(&format!(
@@ -67,5 +75,7 @@ pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<Benc
     Ok(BenchResult {
         nodes,
         seconds: start.elapsed().as_secs_f64(),
+        tt_stats,
+        hashfull: hashfull / positions().len().max(1),
     })
 }

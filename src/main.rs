@@ -21,6 +21,9 @@ enum Command {
         /// Search threads (the node count is deterministic only with 1).
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
         threads: u64,
+        /// Also print the transposition table's use (probes, hits, cutoffs, stores).
+        #[arg(long)]
+        tt_stats: bool,
     },
     /// Count the leaf nodes of the legal move tree, per root move and in total.
     Perft {
@@ -45,8 +48,15 @@ enum Command {
 fn run(command: Option<Command>) -> Result<(), String> {
     match command {
         None => uci::run(),
-        Some(Command::Bench { depth, threads }) => {
+        Some(Command::Bench {
+            depth,
+            threads,
+            tt_stats,
+        }) => {
             let result = bench::run(depth, threads as usize, |line| println!("{line}"))?;
+            if tt_stats {
+                println!("TT: {}, mean hashfull {}", result.tt_stats, result.hashfull);
+            }
             println!(
                 "{} positions, depth {depth}, {:.2} s",
                 bench::positions().len(),

@@ -8,7 +8,7 @@ use crate::movepick::{is_tactical, History, MovePicker};
 use crate::see::{see_ge, see_value};
 use crate::threads::Shared;
 use crate::time::{Limits, TimePlan};
-use crate::tt::{Bound, Tt, MATE, MATE_BOUND, MAX_PLY};
+use crate::tt::{Bound, Tt, TtStats, MATE, MATE_BOUND, MAX_PLY};
 use shakmaty::{Move, MoveList, Position};
 
 pub const INFINITY: i32 = MATE + 1;
@@ -86,6 +86,7 @@ pub struct Worker<'a> {
     pv: Box<[[Option<Move>; MAX_PLY as usize + 1]; MAX_PLY as usize + 1]>,
     pv_len: [usize; MAX_PLY as usize + 1],
     nodes: u64,
+    stats: TtStats,
     seldepth: usize,
     stopped: bool,
     /// The best root move of the iteration in progress, with its score.
@@ -118,6 +119,7 @@ impl<'a> Worker<'a> {
             pv: Box::new([[None; MAX_PLY as usize + 1]; MAX_PLY as usize + 1]),
             pv_len: [0; MAX_PLY as usize + 1],
             nodes: 0,
+            stats: TtStats::default(),
             seldepth: 0,
             stopped: false,
             root_best: None,
@@ -164,7 +166,7 @@ impl<'a> Worker<'a> {
                 if self.stopped {
                     break;
                 }
-                let mut pv = self.root_pv();
+                let mut pv = self.root_pv(search_depth);
                 if pv.is_empty() {
                     pv.push(root_moves[0]);
                 }
@@ -219,17 +221,40 @@ impl<'a> Worker<'a> {
         result
     }
 
-    fn root_pv(&self) -> Vec<Move> {
-        self.pv[0][..self.pv_len[0]]
+    /// The root's principal variation, continued with table moves where a table cutoff cut it
+    /// short (up to `depth` moves), so the GUI sees the whole line and a ponder move.
+    fn root_pv(&self, depth: i32) -> Vec<Move> {
+        let mut pv: Vec<Move> = self.pv[0][..self.pv_len[0]]
             .iter()
             .flatten()
             .copied()
-            .collect()
+            .collect();
+        let mut board = self.board.clone();
+        for &mv in &pv {
+            board.make(mv, board.key_after(mv));
+        }
+        while pv.len() < depth.max(0) as usize && !board.is_draw() {
+            let Some(hit) = self.tt.probe(board.key(), 0) else {
+                break;
+            };
+            let legal = board.pos().legal_moves();
+            let Some(&mv) = legal.iter().find(|&&mv| encode_move(mv) == hit.mv) else {
+                break;
+            };
+            pv.push(mv);
+            board.make(mv, board.key_after(mv));
+        }
+        pv
     }
 
     fn root_allowed(&self, mv: &Move) -> bool {
         (self.search_moves.is_empty() || self.search_moves.contains(mv))
             && !self.excluded.contains(mv)
+    }
+
+    /// How this thread used the table.
+    pub fn tt_stats(&self) -> TtStats {
+        self.stats
     }
 
     fn mate_found(&self, score: i32) -> bool {
@@ -280,7 +305,7 @@ impl<'a> Worker<'a> {
             if let (Some(listener), true) = (self.listener, self.plan.elapsed().as_millis() > 1000)
             {
                 self.publish_nodes();
-                let pv = self.root_pv();
+                let pv = self.root_pv(depth);
                 listener.iteration(
                     line,
                     &Iteration {
@@ -363,9 +388,15 @@ impl<'a> Worker<'a> {
 
         let key = self.board.key();
         let hit = self.tt.probe(key, ply as i32);
+        self.stats.record_probe(hit.is_some());
         let tt_move = hit.map_or(0, |h| h.mv);
         if let Some(hit) = hit {
-            if !pv_node && hit.cuts_off(depth, alpha, beta) {
+            // PV nodes take only an exact result of enough depth (the specification allows
+            // this); otherwise re-searching a position analysed before, e.g. from a loaded
+            // hash file, would overwrite its deep entries with shallow ones along the PV.
+            let usable = !pv_node || (hit.bound == Bound::Exact && !root);
+            if usable && hit.cuts_off(depth, alpha, beta) {
+                self.stats.cutoffs += 1;
                 return hit.score;
             }
         }
@@ -566,7 +597,7 @@ impl<'a> Worker<'a> {
         } else {
             Bound::Upper
         };
-        self.tt.store(
+        let outcome = self.tt.store(
             key,
             ply as i32,
             best_move.map_or(0, encode_move),
@@ -575,6 +606,7 @@ impl<'a> Worker<'a> {
             depth,
             bound,
         );
+        self.stats.record_store(outcome);
         best_score
     }
 
@@ -617,8 +649,10 @@ impl<'a> Worker<'a> {
         let pv_node = beta - alpha > 1;
         let key = self.board.key();
         let hit = self.tt.probe(key, ply as i32);
+        self.stats.record_probe(hit.is_some());
         if let Some(hit) = hit {
             if !pv_node && hit.cuts_off(0, alpha, beta) {
+                self.stats.cutoffs += 1;
                 return hit.score;
             }
         }
@@ -684,7 +718,7 @@ impl<'a> Worker<'a> {
         } else {
             Bound::Upper
         };
-        self.tt.store(
+        let outcome = self.tt.store(
             key,
             ply as i32,
             best_move.map_or(0, encode_move),
@@ -693,6 +727,7 @@ impl<'a> Worker<'a> {
             0,
             bound,
         );
+        self.stats.record_store(outcome);
         best_score
     }
 }

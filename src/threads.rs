@@ -2,7 +2,7 @@
 //! table, the stop flag and their node counters; the best thread is chosen by a vote.
 
 use crate::search::{Iteration, Job, Listener, Worker};
-use crate::tt::Tt;
+use crate::tt::{Tt, TtStats};
 use shakmaty::Move;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -52,22 +52,29 @@ impl Shared {
 /// Stack for each worker: the search recurses up to MAX_PLY plies with a move list per ply.
 const WORKER_STACK: usize = 32 << 20;
 
+/// The result of a search: the chosen thread's line and the table use of all threads.
+pub struct Outcome {
+    pub best: Iteration,
+    pub tt_stats: TtStats,
+}
+
 /// Searches `job` with `shared`'s number of threads until a limit or `shared.stop()`; returns
 /// the chosen iteration. Only the main thread (0) reports progress. A helper that cannot be
 /// started is left out; if none can, the main thread searches on the caller's thread.
-pub fn search(tt: &Tt, job: &Job, shared: &Shared, listener: Option<&dyn Listener>) -> Iteration {
+pub fn search(tt: &Tt, job: &Job, shared: &Shared, listener: Option<&dyn Listener>) -> Outcome {
     let threads = shared.nodes.len();
-    let results: Vec<Iteration> = crossbeam::scope(|scope| {
+    let results: Vec<(Iteration, TtStats)> = crossbeam::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for id in 0..threads {
             let worker = move |_: &crossbeam::thread::Scope| {
                 let listener = if id == 0 { listener } else { None };
-                let result = Worker::new(id, job, tt, shared, listener).iterate();
+                let mut worker = Worker::new(id, job, tt, shared, listener);
+                let result = worker.iterate();
                 // The main thread's end is everyone's end.
                 if id == 0 {
                     shared.stop();
                 }
-                result
+                (result, worker.tt_stats())
             };
             let spawned = scope
                 .builder()
@@ -87,10 +94,22 @@ pub fn search(tt: &Tt, job: &Job, shared: &Shared, listener: Option<&dyn Listene
     })
     .unwrap_or_default();
     if results.is_empty() {
-        let result = Worker::new(0, job, tt, shared, listener).iterate();
-        return result;
+        let mut worker = Worker::new(0, job, tt, shared, listener);
+        let best = worker.iterate();
+        return Outcome {
+            best,
+            tt_stats: worker.tt_stats(),
+        };
     }
-    choose_best(&results)
+    let mut tt_stats = TtStats::default();
+    for (_, stats) in &results {
+        tt_stats += *stats;
+    }
+    let iterations: Vec<Iteration> = results.into_iter().map(|(it, _)| it).collect();
+    Outcome {
+        best: choose_best(&iterations),
+        tt_stats,
+    }
 }
 
 /// Each thread votes for its best move with weight growing with its depth and score; the

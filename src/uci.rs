@@ -21,6 +21,7 @@ pub const HASH_DEFAULT: usize = 16;
 pub const HASH_MAX: usize = 1 << 20;
 pub const THREADS_MAX: usize = 1024;
 pub const MULTIPV_MAX: usize = 256;
+pub const HASH_FILE_DEFAULT: &str = "ferrite.hash";
 const OVERHEAD_DEFAULT: u64 = 30;
 const OVERHEAD_MAX: u64 = 5000;
 const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
@@ -47,6 +48,7 @@ pub struct Engine {
     ponder: bool,
     chess960: bool,
     debug: bool,
+    hash_file: String,
     running: Option<Running>,
 }
 
@@ -138,6 +140,7 @@ impl Engine {
             ponder: false,
             chess960: false,
             debug: false,
+            hash_file: HASH_FILE_DEFAULT.to_string(),
             running: None,
         })
     }
@@ -205,6 +208,11 @@ impl Engine {
             "option name Move Overhead type spin default {OVERHEAD_DEFAULT} min 0 max {OVERHEAD_MAX}"
         ));
         say("option name UCI_Chess960 type check default false");
+        say(&format!(
+            "option name Hash File type string default {HASH_FILE_DEFAULT}"
+        ));
+        say("option name Save Hash type button");
+        say("option name Load Hash type button");
         say("uciok");
     }
 
@@ -233,6 +241,64 @@ impl Engine {
     fn clear_hash(&mut self) {
         let threads = self.threads;
         self.tt_mut().clear(threads);
+    }
+
+    fn searching(&self) -> bool {
+        self.running
+            .as_ref()
+            .is_some_and(|running| !running.handle.is_finished())
+    }
+
+    /// The table for a save or load, unless a search is using it.
+    fn idle_tt(&mut self, what: &str) -> Option<&mut Tt> {
+        if self.searching() {
+            info_string(&format!(
+                "error: cannot {what} the hash while a search runs; send stop first"
+            ));
+            return None;
+        }
+        self.wait();
+        Some(Arc::get_mut(&mut self.tt).expect("no search holds the table after wait()"))
+    }
+
+    fn save_hash(&mut self) {
+        let path = std::path::PathBuf::from(&self.hash_file);
+        let Some(tt) = self.idle_tt("save") else {
+            return;
+        };
+        let start = Instant::now();
+        match tt.save(&path) {
+            Ok(bytes) => info_string(&format!(
+                "saved {} MiB of hash to {} in {} ms",
+                bytes >> 20,
+                path.display(),
+                start.elapsed().as_millis()
+            )),
+            Err(err) => info_string(&format!("error: {err}; nothing saved")),
+        }
+    }
+
+    fn load_hash(&mut self) {
+        let path = std::path::PathBuf::from(&self.hash_file);
+        let Some(tt) = self.idle_tt("load") else {
+            return;
+        };
+        let start = Instant::now();
+        match tt.load(&path) {
+            Ok(report) => info_string(&format!(
+                "loaded {} MiB of hash from {} in {} ms{}, hashfull {}",
+                report.mib,
+                path.display(),
+                start.elapsed().as_millis(),
+                if report.resized {
+                    " (Hash resized to the file's size)"
+                } else {
+                    ""
+                },
+                tt.hashfull()
+            )),
+            Err(err) => info_string(&format!("error: {err}; hash unchanged")),
+        }
     }
 
     fn setoption(&mut self, args: &[&str]) {
@@ -313,6 +379,15 @@ impl Engine {
                 }
             }
             "clear hash" => self.clear_hash(),
+            "hash file" => {
+                if text.is_empty() {
+                    info_string("error: Hash File needs a path");
+                } else {
+                    self.hash_file = text.to_string();
+                }
+            }
+            "save hash" => self.save_hash(),
+            "load hash" => self.load_hash(),
             _ => info_string(&format!("unknown option '{}'", truncate(&name))),
         }
     }
@@ -394,7 +469,8 @@ impl Engine {
                     shared: &shared_in,
                     mode,
                 };
-                let result = threads::search(&tt, &job_in, &shared_in, Some(&listener));
+                let outcome = threads::search(&tt, &job_in, &shared_in, Some(&listener));
+                let result = outcome.best;
                 // Under `go infinite` or while pondering, `bestmove` waits for the GUI, even
                 // when a depth or mate limit ended the search early.
                 while (job_in.limits.infinite || job_in.plan.is_pondering())
@@ -412,10 +488,11 @@ impl Engine {
                     .map_or("0000".into(), |&m| move_text(m, mode));
                 if debug {
                     info_string(&format!(
-                        "searched {} nodes with {} thread(s) in {} ms, hashfull {}",
+                        "searched {} nodes with {} thread(s) in {} ms; tt {} hashfull {}",
                         shared_in.total_nodes(),
                         shared_in.threads(),
                         job_in.plan.elapsed().as_millis(),
+                        outcome.tt_stats,
                         tt.hashfull()
                     ));
                 }

@@ -30,7 +30,7 @@ fn search_with(tt: &mut Tt, board: &Board, depth: i32, threads: usize) -> Iterat
         search_moves: Vec::new(),
         multipv: 1,
     };
-    threads::search(tt, &job, &Shared::new(threads), None)
+    threads::search(tt, &job, &Shared::new(threads), None).best
 }
 
 fn search(board: &Board, depth: i32) -> Iteration {

@@ -9,6 +9,10 @@
 //! checks every table move for legality before playing it.
 
 pub mod memory;
+pub mod persist;
+mod stats;
+
+pub use stats::{StoreOutcome, TtStats};
 
 use memory::{AllocError, PagePolicy, TableMemory};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
@@ -251,11 +255,12 @@ impl Tt {
         eval: i32,
         depth: i32,
         bound: Bound,
-    ) {
+    ) -> StoreOutcome {
         let bucket = self.bucket(key);
         let mut mv = mv;
         let mut slot = 0;
         let mut worst = i32::MAX;
+        let mut outcome = StoreOutcome::Replaced;
         for i in 0..ENTRIES_PER_BUCKET {
             let (entry_key, old) = bucket.entry(i);
             if entry_key == key && !old.is_empty() {
@@ -264,15 +269,21 @@ impl Tt {
                 }
                 let fresh = old.generation() == self.generation;
                 if fresh && bound != Bound::Exact && depth + 4 < old.depth() {
-                    return;
+                    return StoreOutcome::Refused;
                 }
                 slot = i;
+                outcome = StoreOutcome::SameKey;
                 break;
             }
             let value = old.depth() - 8 * age(self.generation, old);
             if value < worst {
                 worst = value;
                 slot = i;
+                outcome = if old.is_empty() {
+                    StoreOutcome::Empty
+                } else {
+                    StoreOutcome::Replaced
+                };
             }
         }
         let data = Data::pack(
@@ -284,6 +295,7 @@ impl Tt {
             self.generation,
         );
         bucket.write(slot, key, data);
+        outcome
     }
 
     /// Starts loading the bucket of `key` into the cache, so that a probe after some other
@@ -317,12 +329,16 @@ impl Tt {
     /// memory use never doubles; if the new size cannot be had, a table of the old size is
     /// rebuilt and the error returned.
     pub fn resize(&mut self, mib: usize) -> Result<(), AllocError> {
+        self.resize_buckets(mib_to_buckets(mib))
+    }
+
+    fn resize_buckets(&mut self, n_buckets: usize) -> Result<(), AllocError> {
         let old_buckets = self.n_buckets;
         // Swap in a one-bucket table so the old mapping is dropped before the new one is made.
         self.memory = TableMemory::new(size_of::<Bucket>(), PagePolicy::Small)?;
         self.n_buckets = 1;
         self.generation = 0;
-        match Tt::with_buckets(mib_to_buckets(mib), PagePolicy::Huge) {
+        match Tt::with_buckets(n_buckets, PagePolicy::Huge) {
             Ok(table) => {
                 *self = table;
                 Ok(())

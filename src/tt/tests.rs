@@ -410,3 +410,48 @@ fn failed_resize_keeps_a_usable_table_of_the_old_size() {
     tt.store(42, 0, 1, 2, 3, 4, Bound::Exact);
     assert_eq!(tt.probe(42, 0).unwrap().eval, 3);
 }
+
+#[test]
+fn store_reports_what_it_did() {
+    let mut tt = small_table(1);
+    let keys = keys_in_first_bucket(1, 5);
+    for &key in &keys[..4] {
+        assert_eq!(
+            tt.store(key, 0, 1, 0, 0, 10, Bound::Lower),
+            StoreOutcome::Empty
+        );
+    }
+    assert_eq!(
+        tt.store(keys[0], 0, 1, 0, 0, 11, Bound::Lower),
+        StoreOutcome::SameKey
+    );
+    assert_eq!(
+        tt.store(keys[0], 0, 1, 0, 0, 2, Bound::Upper),
+        StoreOutcome::Refused
+    );
+    tt.new_search();
+    assert_eq!(
+        tt.store(keys[4], 0, 1, 0, 0, 1, Bound::Exact),
+        StoreOutcome::Replaced
+    );
+    let mut stats = TtStats::default();
+    for outcome in [
+        StoreOutcome::Empty,
+        StoreOutcome::Replaced,
+        StoreOutcome::Refused,
+    ] {
+        stats.record_store(outcome);
+    }
+    stats.record_probe(true);
+    stats.record_probe(false);
+    assert_eq!(
+        (
+            stats.stores,
+            stats.replaced,
+            stats.refused,
+            stats.hits,
+            stats.probes
+        ),
+        (3, 1, 1, 1, 2)
+    );
+}

@@ -1,0 +1,171 @@
+//! The persistent hash through the real binary: save in one process, load in another.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{channel, Receiver};
+use std::time::Duration;
+
+struct Engine {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Receiver<String>,
+}
+
+impl Engine {
+    fn start() -> Engine {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_ferrite"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take().unwrap();
+        Engine {
+            child,
+            stdin,
+            lines,
+        }
+    }
+
+    fn send(&mut self, line: &str) {
+        writeln!(self.stdin, "{line}").unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    fn until(&mut self, prefix: &str) -> Vec<String> {
+        let mut seen = Vec::new();
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(30))
+                .unwrap_or_else(|_| panic!("no '{prefix}': {seen:?}"));
+            let done = line.starts_with(prefix);
+            seen.push(line);
+            if done {
+                return seen;
+            }
+        }
+    }
+
+    /// Sends `command` then `isready`; returns the `info string` lines in between.
+    fn messages(&mut self, command: &str) -> Vec<String> {
+        self.send(command);
+        self.send("isready");
+        self.until("readyok")
+            .into_iter()
+            .filter(|l| l.starts_with("info string"))
+            .collect()
+    }
+
+    /// Nodes of a fixed-depth search, from its last info line.
+    fn nodes_to_depth(&mut self, depth: u32) -> u64 {
+        self.send(&format!("go depth {depth}"));
+        let lines = self.until("bestmove");
+        let info = lines.iter().rev().find(|l| l.contains(" nodes ")).unwrap();
+        let mut words = info.split_whitespace();
+        words.find(|&w| w == "nodes");
+        words.next().unwrap().parse().unwrap()
+    }
+}
+
+impl Drop for Engine {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+const POSITION: &str =
+    "position fen r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP1B1PPP/R2QKB1R w KQ - 0 8";
+
+#[test]
+fn analysis_survives_a_restart() {
+    let dir = std::env::temp_dir().join(format!("ferrite-hashfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("analysis.hash");
+    let option = format!("setoption name Hash File value {}", file.display());
+
+    let mut first = Engine::start();
+    first.send("setoption name Hash value 8");
+    first.send(&option);
+    first.send(POSITION);
+    let fresh_nodes = first.nodes_to_depth(12);
+    // Saving while a search runs is refused, never raced.
+    first.send("go infinite");
+    let refused = first.messages("setoption name Save Hash");
+    assert!(
+        refused.iter().any(|l| l.contains("while a search runs")),
+        "{refused:?}"
+    );
+    first.send("stop");
+    first.until("bestmove");
+    let saved = first.messages("setoption name Save Hash");
+    assert!(saved.iter().any(|l| l.contains("saved 8 MiB")), "{saved:?}");
+    first.send("quit");
+
+    let mut second = Engine::start();
+    second.send(&option);
+    let loaded = second.messages("setoption name Load Hash");
+    assert!(
+        loaded
+            .iter()
+            .any(|l| l.contains("loaded 8 MiB") && l.contains("resized")),
+        "{loaded:?}"
+    );
+    second.send(POSITION);
+    let warm_nodes = second.nodes_to_depth(12);
+    assert!(
+        warm_nodes * 4 < fresh_nodes,
+        "depth 12 took {warm_nodes} nodes after loading vs {fresh_nodes} fresh"
+    );
+
+    // A damaged file is reported and the loaded table stays.
+    std::fs::write(&file, b"not a hash file").unwrap();
+    let bad = second.messages("setoption name Load Hash");
+    assert!(
+        bad.iter()
+            .any(|l| l.contains("error") && l.contains("hash unchanged")),
+        "{bad:?}"
+    );
+    let still_warm = second.nodes_to_depth(12);
+    assert!(still_warm * 4 < fresh_nodes);
+
+    let missing = second.messages(&format!(
+        "setoption name Hash File value {}",
+        dir.join("missing.hash").display()
+    ));
+    assert!(missing.is_empty());
+    let missing = second.messages("setoption name Load Hash");
+    assert!(
+        missing.iter().any(|l| l.contains("does not exist")),
+        "{missing:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn debug_reports_table_statistics_after_each_search() {
+    let mut engine = Engine::start();
+    engine.send("debug on");
+    engine.send("position startpos");
+    engine.send("go depth 8");
+    let lines = engine.until("bestmove");
+    let stats = lines
+        .iter()
+        .find(|l| l.starts_with("info string") && l.contains("probes"))
+        .unwrap_or_else(|| panic!("{lines:?}"));
+    for field in [
+        "probes", "hits", "cutoffs", "stores", "replaced", "refused", "hashfull",
+    ] {
+        assert!(stats.contains(field), "{field} missing in {stats}");
+    }
+}
