@@ -5,7 +5,6 @@
 use crate::board::Board;
 use crate::search::Job;
 use crate::threads::{self, Shared};
-use crate::time::{Limits, TimePlan};
 use crate::tt::Tt;
 use shakmaty::CastlingMode;
 use std::time::Instant;
@@ -45,17 +44,7 @@ pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<Benc
             .map_err(|e| format!("bench position {}: {e}", i + 1))?;
         tt.clear(1);
         tt.new_search();
-        let limits = Limits {
-            depth: Some(depth),
-            ..Limits::default()
-        };
-        let job = Job {
-            plan: TimePlan::new(&limits, board.turn(), 0, Instant::now()),
-            board,
-            limits,
-            search_moves: Vec::new(),
-            multipv: 1,
-        };
+        let job = Job::fixed_depth(board, depth);
         let shared = Shared::new(threads);
         let outcome = threads::search(&tt, &job, &shared, None);
         let result = outcome.best;

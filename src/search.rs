@@ -46,6 +46,23 @@ pub struct Job {
     pub multipv: usize,
 }
 
+impl Job {
+    /// A single-line search of `board` to `depth` with no clock (bench, tests).
+    pub fn fixed_depth(board: Board, depth: i32) -> Job {
+        let limits = Limits {
+            depth: Some(depth),
+            ..Limits::default()
+        };
+        Job {
+            plan: TimePlan::new(&limits, board.turn(), 0, std::time::Instant::now()),
+            board,
+            limits,
+            search_moves: Vec::new(),
+            multipv: 1,
+        }
+    }
+}
+
 /// Root moves are reported as `currmove` only once the search has run this long.
 const CURRMOVE_AFTER_MS: u128 = 3000;
 
@@ -590,9 +607,33 @@ impl<'a> Worker<'a> {
             }
         }
 
+        self.store(
+            key,
+            ply,
+            best_move,
+            best_score,
+            (original_alpha, beta),
+            static_eval,
+            depth,
+        );
+        best_score
+    }
+
+    /// Records a node's result with the bound its score has against the original window.
+    #[allow(clippy::too_many_arguments)]
+    fn store(
+        &mut self,
+        key: u64,
+        ply: usize,
+        best_move: Option<Move>,
+        best_score: i32,
+        (alpha, beta): (i32, i32),
+        static_eval: i32,
+        depth: i32,
+    ) {
         let bound = if best_score >= beta {
             Bound::Lower
-        } else if best_score > original_alpha {
+        } else if best_score > alpha {
             Bound::Exact
         } else {
             Bound::Upper
@@ -607,7 +648,6 @@ impl<'a> Worker<'a> {
             bound,
         );
         self.stats.record_store(outcome);
-        best_score
     }
 
     /// A quiet move caused a cutoff: it becomes a killer and the counter to the previous move,
@@ -711,23 +751,15 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        let bound = if best_score >= beta {
-            Bound::Lower
-        } else if best_score > original_alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
-        let outcome = self.tt.store(
+        self.store(
             key,
-            ply as i32,
-            best_move.map_or(0, encode_move),
+            ply,
+            best_move,
             best_score,
+            (original_alpha, beta),
             static_eval,
             0,
-            bound,
         );
-        self.stats.record_store(outcome);
         best_score
     }
 }

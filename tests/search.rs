@@ -3,11 +3,9 @@
 use ferrite::board::Board;
 use ferrite::search::{Iteration, Job};
 use ferrite::threads::{self, Shared};
-use ferrite::time::{Limits, TimePlan};
 use ferrite::tt::{Tt, MATE};
 use ferrite::uci::format_score;
 use shakmaty::{uci::UciMove, CastlingMode, Position};
-use std::time::Instant;
 
 fn board(fen: &str, moves: &[&str]) -> Board {
     let mut board = Board::from_fen(fen, CastlingMode::Standard).unwrap();
@@ -19,17 +17,7 @@ fn board(fen: &str, moves: &[&str]) -> Board {
 
 fn search_with(tt: &mut Tt, board: &Board, depth: i32, threads: usize) -> Iteration {
     tt.new_search();
-    let limits = Limits {
-        depth: Some(depth),
-        ..Limits::default()
-    };
-    let job = Job {
-        plan: TimePlan::new(&limits, board.turn(), 0, Instant::now()),
-        board: board.clone(),
-        limits,
-        search_moves: Vec::new(),
-        multipv: 1,
-    };
+    let job = Job::fixed_depth(board.clone(), depth);
     threads::search(tt, &job, &Shared::new(threads), None).best
 }
 
