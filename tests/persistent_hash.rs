@@ -169,3 +169,76 @@ fn debug_reports_table_statistics_after_each_search() {
         assert!(stats.contains(field), "{field} missing in {stats}");
     }
 }
+
+/// The same table, built the same way in any process: 30,000 entries with data derived from
+/// their keys.
+fn reference_table() -> (ferrite::tt::Tt, Vec<u64>) {
+    use ferrite::tt::{Bound, Tt};
+    let mut tt = Tt::new(4).unwrap();
+    tt.new_search();
+    let keys: Vec<u64> = (1..=30_000u64)
+        .map(|i| i.wrapping_mul(0xD6E8_FEB8_6659_FD93).rotate_left(17))
+        .collect();
+    for &key in &keys {
+        let bound = [Bound::Upper, Bound::Lower, Bound::Exact][(key % 3) as usize];
+        tt.store(
+            key,
+            (key % 7) as i32,
+            key as u16 | 1,
+            (key >> 20) as i16 as i32 / 3,
+            (key >> 40) as i16 as i32 / 3,
+            (key % 40) as i32 - 8,
+            bound,
+        );
+    }
+    (tt, keys)
+}
+
+#[test]
+fn saved_entries_probe_the_same_in_a_fresh_process() {
+    const CHILD: &str = "FERRITE_HASH_FILE_TO_CHECK";
+    if let Ok(path) = std::env::var(CHILD) {
+        // The fresh process: load the file and compare every probe with a rebuilt table.
+        let (expected, keys) = reference_table();
+        let mut loaded = ferrite::tt::Tt::new(1).unwrap();
+        loaded.load(std::path::Path::new(&path)).unwrap();
+        assert_eq!(loaded.mib(), 4);
+        for &key in &keys {
+            for ply in [0, 5] {
+                assert_eq!(
+                    loaded.probe(key, ply),
+                    expected.probe(key, ply),
+                    "key {key:#x}"
+                );
+            }
+        }
+        assert!(
+            keys.iter()
+                .filter(|&&k| loaded.probe(k, 0).is_some())
+                .count()
+                > 25_000
+        );
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("ferrite-fresh-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("reference.hash");
+    let (mut tt, _) = reference_table();
+    tt.save(&file).unwrap();
+    let status = Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "saved_entries_probe_the_same_in_a_fresh_process",
+            "--test-threads",
+            "1",
+        ])
+        .env(CHILD, &file)
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        status.success(),
+        "the fresh process found different entries"
+    );
+}
