@@ -89,11 +89,8 @@ pub struct Worker<'a> {
     board: Board,
     tt: &'a Tt,
     shared: &'a Shared,
-    limits: &'a Limits,
-    plan: &'a TimePlan,
+    job: &'a Job,
     listener: Option<&'a dyn Listener>,
-    /// Root moves allowed by `go searchmoves` (all when empty).
-    search_moves: &'a [Move],
     multipv: usize,
     /// Root moves already given a line in this iteration (MultiPV).
     excluded: Vec<Move>,
@@ -123,10 +120,8 @@ impl<'a> Worker<'a> {
             board: job.board.clone(),
             tt,
             shared,
-            limits: &job.limits,
-            plan: &job.plan,
+            job,
             listener,
-            search_moves: &job.search_moves,
             // Helpers only fill the table: one line each is enough.
             multipv: if id == 0 { job.multipv.max(1) } else { 1 },
             excluded: Vec::new(),
@@ -164,6 +159,7 @@ impl<'a> Worker<'a> {
         let lines_wanted = self.multipv.min(root_moves.len());
         let mut previous_scores = vec![0; lines_wanted];
         let max_depth = self
+            .job
             .limits
             .depth
             .unwrap_or(MAX_PLY - 1)
@@ -222,9 +218,9 @@ impl<'a> Worker<'a> {
             }
             let score = result.score;
             if self.is_main()
-                && (self.plan.past_soft()
+                && (self.job.plan.past_soft()
                     || self.mate_found(score)
-                    || (root_moves.len() == 1 && self.plan.has_deadline()))
+                    || (root_moves.len() == 1 && self.job.plan.has_deadline()))
             {
                 break;
             }
@@ -265,7 +261,7 @@ impl<'a> Worker<'a> {
     }
 
     fn root_allowed(&self, mv: &Move) -> bool {
-        (self.search_moves.is_empty() || self.search_moves.contains(mv))
+        (self.job.search_moves.is_empty() || self.job.search_moves.contains(mv))
             && !self.excluded.contains(mv)
     }
 
@@ -275,7 +271,8 @@ impl<'a> Worker<'a> {
     }
 
     fn mate_found(&self, score: i32) -> bool {
-        self.limits
+        self.job
+            .limits
             .mate
             .is_some_and(|moves| score.abs() > MATE_BOUND && MATE - score.abs() < 2 * moves)
     }
@@ -319,7 +316,8 @@ impl<'a> Worker<'a> {
             if delta > 1000 {
                 (alpha, beta) = (-INFINITY, INFINITY);
             }
-            if let (Some(listener), true) = (self.listener, self.plan.elapsed().as_millis() > 1000)
+            if let (Some(listener), true) =
+                (self.listener, self.job.plan.elapsed().as_millis() > 1000)
             {
                 self.publish_nodes();
                 let pv = self.root_pv(depth);
@@ -348,8 +346,9 @@ impl<'a> Worker<'a> {
         if self.nodes.is_multiple_of(1024) {
             self.publish_nodes();
             if self.is_main()
-                && (self.plan.past_hard()
+                && (self.job.plan.past_hard()
                     || self
+                        .job
                         .limits
                         .nodes
                         .is_some_and(|limit| self.shared.total_nodes() >= limit))
@@ -545,7 +544,7 @@ impl<'a> Worker<'a> {
                 }
             }
 
-            if root && self.plan.elapsed().as_millis() > CURRMOVE_AFTER_MS {
+            if root && self.job.plan.elapsed().as_millis() > CURRMOVE_AFTER_MS {
                 if let Some(listener) = self.listener {
                     listener.current_move(depth, mv, move_count);
                 }
