@@ -6,7 +6,7 @@ use shakmaty::{attacks, Bitboard, Board, Chess, Color, Position, Role, Square};
 
 /// A middlegame and an endgame value, blended by the game phase.
 #[derive(Clone, Copy, Default, Debug, PartialEq, Eq)]
-struct Score(i32, i32);
+pub struct Score(pub i32, pub i32);
 
 impl std::ops::AddAssign for Score {
     fn add_assign(&mut self, other: Score) {
@@ -75,36 +75,114 @@ const EG_TABLE: [[i32; 64]; 6] = [
 const PHASE_WEIGHT: [i32; 6] = [0, 1, 1, 2, 4, 0];
 const PHASE_MAX: i32 = 24;
 
-// Positional terms (centipawns, middlegame and endgame), set by hand here.
-const MOBILITY: [Score; 6] = [
-    Score(0, 0),
-    Score(4, 4),
-    Score(5, 5),
-    Score(2, 4),
-    Score(1, 2),
-    Score(0, 0),
-];
+// The tunable weights are one flat vector of (middlegame, endgame) pairs, so that the tuner
+// (`tune`) and the engine evaluate through the same code. Indices:
+const MATERIAL: usize = 0; // 6: by role, pawn first
+const PSQT: usize = MATERIAL + 6; // 6 x 64: by role, then table index (a8 first)
+const MOBILITY: usize = PSQT + 6 * 64; // 6: per reachable square, by role
+const PASSED: usize = MOBILITY + 6; // 8: by relative rank
+const ISOLATED: usize = PASSED + 8;
+const DOUBLED: usize = ISOLATED + 1;
+const BISHOP_PAIR: usize = DOUBLED + 1;
+const ROOK_OPEN: usize = BISHOP_PAIR + 1;
+const ROOK_SEMI_OPEN: usize = ROOK_OPEN + 1;
+const SHIELD_PAWN: usize = ROOK_SEMI_OPEN + 1;
+/// Number of tunable (middlegame, endgame) weights.
+pub const N_WEIGHTS: usize = SHIELD_PAWN + 1;
+
+/// Names of the weight groups, for the tuner's report.
+pub fn weight_name(index: usize) -> String {
+    match index {
+        i if i < PSQT => format!("material[{}]", i - MATERIAL),
+        i if i < MOBILITY => format!("psqt[{}][{}]", (i - PSQT) / 64, (i - PSQT) % 64),
+        i if i < PASSED => format!("mobility[{}]", i - MOBILITY),
+        i if i < ISOLATED => format!("passed[{}]", i - PASSED),
+        ISOLATED => "isolated".into(),
+        DOUBLED => "doubled".into(),
+        BISHOP_PAIR => "bishop_pair".into(),
+        ROOK_OPEN => "rook_open".into(),
+        ROOK_SEMI_OPEN => "rook_semi_open".into(),
+        _ => "shield_pawn".into(),
+    }
+}
+
+/// The weights the engine plays with: PeSTO's material and tables, and hand-set positional
+/// terms.
+pub static WEIGHTS: [Score; N_WEIGHTS] = default_weights();
+
+const fn default_weights() -> [Score; N_WEIGHTS] {
+    let mut w = [Score(0, 0); N_WEIGHTS];
+    let mut r = 0;
+    while r < 6 {
+        w[MATERIAL + r] = Score(MG_VALUE[r], EG_VALUE[r]);
+        let mut i = 0;
+        while i < 64 {
+            w[PSQT + r * 64 + i] = Score(MG_TABLE[r][i], EG_TABLE[r][i]);
+            i += 1;
+        }
+        r += 1;
+    }
+    let mobility = [(0, 0), (4, 4), (5, 5), (2, 4), (1, 2), (0, 0)];
+    let mut i = 0;
+    while i < 6 {
+        w[MOBILITY + i] = Score(mobility[i].0, mobility[i].1);
+        i += 1;
+    }
+    let passed = [
+        (0, 0),
+        (2, 8),
+        (4, 12),
+        (8, 22),
+        (20, 40),
+        (40, 75),
+        (70, 120),
+        (0, 0),
+    ];
+    let mut i = 0;
+    while i < 8 {
+        w[PASSED + i] = Score(passed[i].0, passed[i].1);
+        i += 1;
+    }
+    w[ISOLATED] = Score(-12, -14);
+    w[DOUBLED] = Score(-8, -20);
+    w[BISHOP_PAIR] = Score(28, 50);
+    w[ROOK_OPEN] = Score(28, 10);
+    w[ROOK_SEMI_OPEN] = Score(12, 6);
+    w[SHIELD_PAWN] = Score(10, 0);
+    w
+}
+
+// Terms that are not tuned.
 /// Squares a piece of each kind typically reaches, so mobility is centred on zero.
 const MOBILITY_BASE: [i32; 6] = [0, 4, 6, 7, 13, 0];
-const PASSED: [Score; 8] = [
-    Score(0, 0),
-    Score(2, 8),
-    Score(4, 12),
-    Score(8, 22),
-    Score(20, 40),
-    Score(40, 75),
-    Score(70, 120),
-    Score(0, 0),
-];
-const ISOLATED: Score = Score(-12, -14);
-const DOUBLED: Score = Score(-8, -20);
-const BISHOP_PAIR: Score = Score(28, 50);
-const ROOK_OPEN: Score = Score(28, 10);
-const ROOK_SEMI_OPEN: Score = Score(12, 6);
-const SHIELD_PAWN: Score = Score(10, 0);
 /// Pressure on the zone around the king, by attacking piece kind.
 const KING_ATTACK_WEIGHT: [i32; 6] = [0, 2, 2, 3, 5, 0];
 const TEMPO: i32 = 12;
+
+/// Where the evaluation's terms go: summed with weights to play, or recorded as
+/// coefficients to tune.
+trait Terms {
+    /// `count` occurrences of weight `index` (negative for the other side).
+    fn weight(&mut self, index: usize, count: i32);
+    /// A term with no tunable weight.
+    fn fixed(&mut self, score: Score);
+}
+
+struct Sum<'w> {
+    weights: &'w [Score; N_WEIGHTS],
+    total: Score,
+}
+
+impl Terms for Sum<'_> {
+    #[inline]
+    fn weight(&mut self, index: usize, count: i32) {
+        self.total += self.weights[index] * count;
+    }
+    #[inline]
+    fn fixed(&mut self, score: Score) {
+        self.total += score;
+    }
+}
 
 fn square_index(sq: Square, color: Color) -> usize {
     // Tables are written from White's side with a8 first; flip for White, as-is for Black.
@@ -149,7 +227,8 @@ fn pawn_attacks_of(board: &Board, color: Color) -> Bitboard {
         })
 }
 
-fn side_score(board: &Board, us: Color, phase: &mut i32) -> Score {
+/// Adds `us`'s terms with sign `sign` (+1 White, -1 Black) and returns its phase material.
+fn side_terms(board: &Board, us: Color, sign: i32, terms: &mut impl Terms) -> i32 {
     let them = !us;
     let occupied = board.occupied();
     let our_pawns = board.by_piece(Role::Pawn.of(us));
@@ -157,19 +236,16 @@ fn side_score(board: &Board, us: Color, phase: &mut i32) -> Score {
     let mobility_area = !board.by_color(us) & !pawn_attacks_of(board, them);
     let their_king = board.king_of(them);
     let king_zone = their_king.map_or(Bitboard::EMPTY, attacks::king_attacks);
-    let mut score = Score::default();
+    let mut phase = 0;
     let mut attack_units = 0;
     let mut attackers = 0;
 
     for sq in board.by_color(us) {
         let role = board.role_at(sq).expect("occupied square");
         let r = role as usize - 1;
-        let index = square_index(sq, us);
-        score += Score(
-            MG_VALUE[r] + MG_TABLE[r][index],
-            EG_VALUE[r] + EG_TABLE[r][index],
-        );
-        *phase += PHASE_WEIGHT[r];
+        terms.weight(MATERIAL + r, sign);
+        terms.weight(PSQT + r * 64 + square_index(sq, us), sign);
+        phase += PHASE_WEIGHT[r];
         let file = sq.file().to_u32();
         match role {
             Role::Pawn => {
@@ -178,64 +254,134 @@ fn side_score(board: &Board, us: Color, phase: &mut i32) -> Score {
                     Color::Black => 7 - sq.rank().to_u32(),
                 };
                 if (adjacent_files(file) & our_pawns).is_empty() {
-                    score += ISOLATED;
+                    terms.weight(ISOLATED, sign);
                 }
                 if (ahead(sq, us, file_mask(file)) & our_pawns).any() {
-                    score += DOUBLED;
+                    terms.weight(DOUBLED, sign);
                 } else if (ahead(sq, us, file_mask(file) | adjacent_files(file)) & their_pawns)
                     .is_empty()
                 {
-                    score += PASSED[relative_rank as usize];
+                    terms.weight(PASSED + relative_rank as usize, sign);
                 }
             }
             Role::King => {
                 let shield = attacks::king_attacks(sq) & our_pawns;
-                score += SHIELD_PAWN * shield.count() as i32;
+                terms.weight(SHIELD_PAWN, sign * shield.count() as i32);
             }
             _ => {
                 let reach = attacks::attacks(sq, role.of(us), occupied);
                 let mobility = (reach & mobility_area).count() as i32 - MOBILITY_BASE[r];
-                score += MOBILITY[r] * mobility;
+                terms.weight(MOBILITY + r, sign * mobility);
                 let hits = (reach & king_zone).count() as i32;
                 if hits > 0 {
                     attackers += 1;
                     attack_units += KING_ATTACK_WEIGHT[r] * hits;
                 }
                 if role == Role::Rook && (file_mask(file) & our_pawns).is_empty() {
-                    score += if (file_mask(file) & their_pawns).is_empty() {
-                        ROOK_OPEN
-                    } else {
-                        ROOK_SEMI_OPEN
-                    };
+                    let open = (file_mask(file) & their_pawns).is_empty();
+                    terms.weight(if open { ROOK_OPEN } else { ROOK_SEMI_OPEN }, sign);
                 }
             }
         }
     }
     if (board.by_piece(Role::Bishop.of(us))).count() >= 2 {
-        score += BISHOP_PAIR;
+        terms.weight(BISHOP_PAIR, sign);
     }
     // One attacker alone is rarely dangerous; the danger grows with the square of the pressure.
     if attackers >= 2 {
-        score += Score(attack_units * attack_units / 4, 0);
+        terms.fixed(Score(attack_units * attack_units / 4, 0) * sign);
     }
-    score
+    phase
+}
+
+/// White's terms minus Black's into `terms`; returns the game phase (0 endgame - 24).
+fn terms(board: &Board, terms: &mut impl Terms) -> i32 {
+    let phase =
+        side_terms(board, Color::White, 1, terms) + side_terms(board, Color::Black, -1, terms);
+    phase.min(PHASE_MAX)
+}
+
+fn blend(score: Score, phase: i32) -> i32 {
+    (score.0 * phase + score.1 * (PHASE_MAX - phase)) / PHASE_MAX
 }
 
 /// The static evaluation from the side to move's point of view.
 pub fn evaluate(pos: &Chess) -> i32 {
-    let board = pos.board();
-    let mut phase = 0;
-    let white = side_score(board, Color::White, &mut phase);
-    let black = side_score(board, Color::Black, &mut phase);
-    let mg = white.0 - black.0;
-    let eg = white.1 - black.1;
-    let phase = phase.min(PHASE_MAX);
-    let blended = (mg * phase + eg * (PHASE_MAX - phase)) / PHASE_MAX;
+    evaluate_with(pos, &WEIGHTS)
+}
+
+/// The static evaluation with other weights (the tuner's).
+pub fn evaluate_with(pos: &Chess, weights: &[Score; N_WEIGHTS]) -> i32 {
+    let mut sum = Sum {
+        weights,
+        total: Score::default(),
+    };
+    let phase = terms(pos.board(), &mut sum);
+    let white = blend(sum.total, phase);
     let score = match pos.turn() {
-        Color::White => blended,
-        Color::Black => -blended,
+        Color::White => white,
+        Color::Black => -white,
     };
     score + TEMPO
+}
+
+/// A position as the tuner sees it: the evaluation is linear in the weights,
+/// `blend(sum(weights[i] * count) + fixed, phase)` from White's side, plus the tempo.
+#[derive(Clone, Debug, Default)]
+pub struct Features {
+    pub phase: i32,
+    pub counts: Vec<(u16, i16)>,
+    pub fixed: Score,
+    /// The tempo bonus from White's side.
+    pub tempo: i32,
+}
+
+struct Record {
+    counts: Vec<i32>,
+    fixed: Score,
+}
+
+impl Terms for Record {
+    fn weight(&mut self, index: usize, count: i32) {
+        self.counts[index] += count;
+    }
+    fn fixed(&mut self, score: Score) {
+        self.fixed += score;
+    }
+}
+
+pub fn features(pos: &Chess) -> Features {
+    let mut record = Record {
+        counts: vec![0; N_WEIGHTS],
+        fixed: Score::default(),
+    };
+    let phase = terms(pos.board(), &mut record);
+    Features {
+        phase,
+        counts: (record.counts.iter().enumerate())
+            .filter(|(_, &c)| c != 0)
+            .map(|(i, &c)| (i as u16, c as i16))
+            .collect(),
+        fixed: record.fixed,
+        tempo: if pos.turn() == Color::White {
+            TEMPO
+        } else {
+            -TEMPO
+        },
+    }
+}
+
+impl Features {
+    /// White's evaluation with `weights`, as `evaluate_with` computes it (before rounding).
+    pub fn white_eval(&self, weights: &[(f64, f64)]) -> f64 {
+        let (mut mg, mut eg) = (self.fixed.0 as f64, self.fixed.1 as f64);
+        for &(i, c) in &self.counts {
+            mg += weights[i as usize].0 * c as f64;
+            eg += weights[i as usize].1 * c as f64;
+        }
+        (mg * self.phase as f64 + eg * (PHASE_MAX - self.phase) as f64) / PHASE_MAX as f64
+            + self.tempo as f64
+    }
 }
 
 #[cfg(test)]

@@ -11,4 +11,5 @@ pub mod threads;
 pub mod time;
 pub mod tt;
 pub mod tt_bench;
+pub mod tune;
 pub mod uci;

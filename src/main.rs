@@ -1,5 +1,5 @@
 use clap::{Parser, Subcommand};
-use ferrite::{bench, board::Board, perft, tt_bench, uci};
+use ferrite::{bench, board::Board, perft, tt_bench, tune, uci};
 use shakmaty::CastlingMode;
 use std::process::ExitCode;
 
@@ -33,6 +33,18 @@ enum Command {
         /// Position to start from (default: the standard start position).
         #[arg(long)]
         fen: Option<String>,
+    },
+    /// Tune the evaluation weights on positions labelled with game results (Texel's method).
+    Tune {
+        /// Lines of `FEN result`, the result as [1.0]/[0.5]/[0.0] or 1-0/1/2-1/2/0-1.
+        #[arg(long)]
+        data: std::path::PathBuf,
+        /// Gradient steps.
+        #[arg(long, default_value_t = 500)]
+        iterations: usize,
+        /// Step size in centipawns.
+        #[arg(long, default_value_t = 1.0)]
+        rate: f64,
     },
     /// Measure the transposition table alone: 4 KiB vs 2 MiB pages, prefetch, clear.
     TtBench {
@@ -82,6 +94,26 @@ fn run(command: Option<Command>) -> Result<(), String> {
             println!();
             println!("Nodes: {total}");
             println!("Time : {:.3} s", start.elapsed().as_secs_f64());
+            Ok(())
+        }
+        Some(Command::Tune {
+            data,
+            iterations,
+            rate,
+        }) => {
+            let text = std::fs::read_to_string(&data)
+                .map_err(|e| format!("cannot read {}: {e}", data.display()))?;
+            let (samples, skipped) = tune::load(&text);
+            if samples.is_empty() {
+                return Err(format!("no labelled positions in {}", data.display()));
+            }
+            eprintln!("{} positions read, {skipped} lines skipped", samples.len());
+            let report = tune::tune(&samples, iterations, rate, |line| eprintln!("{line}"));
+            eprintln!(
+                "K {:.4}: error {:.6} -> {:.6}",
+                report.k, report.error_before, report.error_after
+            );
+            print!("{}", tune::format_weights(&report.weights));
             Ok(())
         }
         Some(Command::TtBench { mib, threads }) => {
