@@ -54,6 +54,9 @@ enum Command {
         /// Threads for the clear (at most one per core is used).
         #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1024))]
         threads: u64,
+        /// Nanoseconds of move generation between a prefetch and its probe.
+        #[arg(long, default_value_t = tt_bench::DEFAULT_WORK_NS, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+        work_ns: u64,
     },
 }
 
@@ -116,8 +119,12 @@ fn run(command: Option<Command>) -> Result<(), String> {
             print!("{}", tune::format_weights(&report.weights));
             Ok(())
         }
-        Some(Command::TtBench { mib, threads }) => {
-            tt_bench::run(mib as usize, threads as usize).map(|report| print!("{report}"))
+        Some(Command::TtBench {
+            mib,
+            threads,
+            work_ns,
+        }) => {
+            tt_bench::run(mib as usize, threads as usize, work_ns).map(|report| print!("{report}"))
         }
     }
 }

@@ -10,8 +10,8 @@ use std::time::{Duration, Instant};
 const ROUNDS: usize = 5;
 const CHAIN: usize = 400_000;
 const INDEPENDENT: usize = 1_000_000;
-/// Unrelated work between prefetch and probe, as a search's move generation would be.
-const WORK_TARGET_NS: f64 = 200.0;
+/// Default unrelated work between prefetch and probe, as a search's move generation would be.
+pub const DEFAULT_WORK_NS: u64 = 200;
 const WORK_FEN: &str = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP1B1PPP/R2QKB1R w KQ - 0 8";
 
 fn mix(mut z: u64) -> u64 {
@@ -69,7 +69,7 @@ struct Work {
 }
 
 impl Work {
-    fn calibrate() -> Work {
+    fn calibrate(target_ns: u64) -> Work {
         let pos: Chess = WORK_FEN
             .parse::<Fen>()
             .expect("valid FEN")
@@ -79,7 +79,7 @@ impl Work {
         let calls = 200_000;
         let (_, t) = timed(|| (0..calls).map(|_| work.run()).sum::<u64>());
         let per_call = t.as_nanos() as f64 / calls as f64;
-        work.reps = (WORK_TARGET_NS / per_call).round().max(1.0) as usize;
+        work.reps = (target_ns as f64 / per_call).round().max(1.0) as usize;
         work
     }
     fn run(&self) -> u64 {
@@ -199,9 +199,10 @@ fn measure(mib: usize, threads: usize, policy: PagePolicy, work: &Work) -> Resul
 }
 
 /// Runs the benchmark for a table of `mib` MiB and returns the printed report.
-pub fn run(mib: usize, threads: usize) -> Result<String, String> {
+/// `work_ns` is the work done between a prefetch and its probe (about 200 ns in a search).
+pub fn run(mib: usize, threads: usize, work_ns: u64) -> Result<String, String> {
     let threads = clear_threads(threads);
-    let work = Work::calibrate();
+    let work = Work::calibrate(work_ns);
     let small = measure(mib, threads, PagePolicy::Small, &work)?;
     let huge = measure(mib, threads, PagePolicy::Huge, &work)?;
 
