@@ -164,19 +164,46 @@ const TEMPO: i32 = 12;
 trait Terms {
     /// `count` occurrences of weight `index` (negative for the other side).
     fn weight(&mut self, index: usize, count: i32);
+    /// A piece of role index `role` on table index `square`: its material and table weights.
+    fn piece(&mut self, role: usize, square: usize, sign: i32) {
+        self.weight(MATERIAL + role, sign);
+        self.weight(PSQT + role * 64 + square, sign);
+    }
     /// A term with no tunable weight.
     fn fixed(&mut self, score: Score);
 }
 
-struct Sum<'w> {
-    weights: &'w [Score; N_WEIGHTS],
+/// Material and table weight of each piece on each square, folded into one lookup for play.
+static PIECE_SQUARE: [[Score; 64]; 6] = fold_piece_square(&WEIGHTS);
+
+const fn fold_piece_square(w: &[Score; N_WEIGHTS]) -> [[Score; 64]; 6] {
+    let mut table = [[Score(0, 0); 64]; 6];
+    let mut r = 0;
+    while r < 6 {
+        let mut i = 0;
+        while i < 64 {
+            let (m, p) = (w[MATERIAL + r], w[PSQT + r * 64 + i]);
+            table[r][i] = Score(m.0 + p.0, m.1 + p.1);
+            i += 1;
+        }
+        r += 1;
+    }
+    table
+}
+
+/// The engine's evaluation: the weights summed as they are met.
+struct Sum {
     total: Score,
 }
 
-impl Terms for Sum<'_> {
+impl Terms for Sum {
     #[inline]
     fn weight(&mut self, index: usize, count: i32) {
-        self.total += self.weights[index] * count;
+        self.total += WEIGHTS[index] * count;
+    }
+    #[inline]
+    fn piece(&mut self, role: usize, square: usize, sign: i32) {
+        self.total += PIECE_SQUARE[role][square] * sign;
     }
     #[inline]
     fn fixed(&mut self, score: Score) {
@@ -243,8 +270,7 @@ fn side_terms(board: &Board, us: Color, sign: i32, terms: &mut impl Terms) -> i3
     for sq in board.by_color(us) {
         let role = board.role_at(sq).expect("occupied square");
         let r = role as usize - 1;
-        terms.weight(MATERIAL + r, sign);
-        terms.weight(PSQT + r * 64 + square_index(sq, us), sign);
+        terms.piece(r, square_index(sq, us), sign);
         phase += PHASE_WEIGHT[r];
         let file = sq.file().to_u32();
         match role {
@@ -307,13 +333,7 @@ fn blend(score: Score, phase: i32) -> i32 {
 
 /// The static evaluation from the side to move's point of view.
 pub fn evaluate(pos: &Chess) -> i32 {
-    evaluate_with(pos, &WEIGHTS)
-}
-
-/// The static evaluation with other weights (the tuner's).
-pub fn evaluate_with(pos: &Chess, weights: &[Score; N_WEIGHTS]) -> i32 {
     let mut sum = Sum {
-        weights,
         total: Score::default(),
     };
     let phase = terms(pos.board(), &mut sum);
@@ -372,7 +392,7 @@ pub fn features(pos: &Chess) -> Features {
 }
 
 impl Features {
-    /// White's evaluation with `weights`, as `evaluate_with` computes it (before rounding).
+    /// White's evaluation with `weights`, as `evaluate` computes it with them (before rounding).
     pub fn white_eval(&self, weights: &[(f64, f64)]) -> f64 {
         let (mut mg, mut eg) = (self.fixed.0 as f64, self.fixed.1 as f64);
         for &(i, c) in &self.counts {
