@@ -405,6 +405,9 @@ fn chess960_castling_is_king_takes_rook_and_standard_otherwise() {
 #[test]
 fn hostile_input_never_kills_the_engine() {
     let mut s = Session::start();
+    // go before any position searches the start position.
+    s.send("go depth 3");
+    assert_legal(START, &[], s.until("bestmove", SECONDS).last().unwrap());
     s.send("stop");
     s.send("ponderhit");
     s.send_bytes(b"\xff\xfe\x00garbage \xc3\x28\n");
@@ -426,6 +429,12 @@ fn hostile_input_never_kills_the_engine() {
         "position fen 4k3/8/8/8/8/8/4r3/4K3 b - - 0 1",
         "position fen r3k2r/8/8/8/8/8/8/4K3 w KQkq - 0 1",
         "position fen 4k3/8/8/8/8/8/8/4K3 w - e3 0 1",
+        "position fen rnbqkbnr/ppppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "position fen rnbqkbnr/pppppppp/9/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+        "position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR x KQkq - 0 1",
+        "position fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - -5 1",
+        "setoption name Hash value 99999999999999999999999",
+        "go wtime 99999999999999999999999 depth 2",
     ] {
         s.send(bad);
         s.send("isready");
