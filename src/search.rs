@@ -362,6 +362,14 @@ impl<'a> Worker<'a> {
         self.stopped
     }
 
+    /// Makes `mv`, starting the load of the child's bucket as soon as its key is known, so the
+    /// cache miss overlaps making the move and generating the replies.
+    fn make_move(&mut self, mv: Move) {
+        let child_key = self.board.key_after(mv);
+        self.tt.prefetch(child_key);
+        self.board.make(mv, child_key);
+    }
+
     fn update_pv(&mut self, ply: usize, mv: Move) {
         let child_len = self.pv_len[ply + 1].max(ply + 1);
         self.pv[ply][ply] = Some(mv);
@@ -549,10 +557,8 @@ impl<'a> Worker<'a> {
                     listener.current_move(depth, mv, move_count);
                 }
             }
-            let child_key = self.board.key_after(mv);
-            self.tt.prefetch(child_key);
             self.stack[ply].mv = Some(mv);
-            self.board.make(mv, child_key);
+            self.make_move(mv);
             let gives_check = self.board.in_check();
             let new_depth = depth - 1 + i32::from(gives_check);
 
@@ -730,9 +736,7 @@ impl<'a> Worker<'a> {
                     continue;
                 }
             }
-            let child_key = self.board.key_after(mv);
-            self.tt.prefetch(child_key);
-            self.board.make(mv, child_key);
+            self.make_move(mv);
             let score = -self.qsearch(-beta, -alpha, ply + 1);
             self.board.unmake();
             if self.stopped {
