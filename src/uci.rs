@@ -257,8 +257,7 @@ impl Engine {
             ));
             return None;
         }
-        self.wait();
-        Some(Arc::get_mut(&mut self.tt).expect("no search holds the table after wait()"))
+        Some(self.tt_mut())
     }
 
     fn save_hash(&mut self) {
