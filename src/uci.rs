@@ -36,6 +36,8 @@ struct Running {
     job: Arc<Job>,
     shared: Arc<Shared>,
     gui_stop: Arc<AtomicBool>,
+    /// Set just before `bestmove` is sent: from then on the GUI may treat the engine as idle.
+    answered: Arc<AtomicBool>,
     handle: JoinHandle<()>,
 }
 
@@ -243,10 +245,11 @@ impl Engine {
         self.tt_mut().clear(threads);
     }
 
+    /// Whether a search is running that has not yet sent `bestmove`.
     fn searching(&self) -> bool {
         self.running
             .as_ref()
-            .is_some_and(|running| !running.handle.is_finished())
+            .is_some_and(|running| !running.answered.load(Relaxed) && !running.handle.is_finished())
     }
 
     /// The table for a save or load, unless a search is using it.
@@ -456,8 +459,13 @@ impl Engine {
         let shared = Arc::new(Shared::new(self.threads));
         let gui_stop = Arc::new(AtomicBool::new(false));
         let (tt, mode, debug) = (Arc::clone(&self.tt), self.mode(), self.debug);
-        let (job_in, shared_in, gui_stop_in) =
-            (Arc::clone(&job), Arc::clone(&shared), Arc::clone(&gui_stop));
+        let answered = Arc::new(AtomicBool::new(false));
+        let (job_in, shared_in, gui_stop_in, answered_in) = (
+            Arc::clone(&job),
+            Arc::clone(&shared),
+            Arc::clone(&gui_stop),
+            Arc::clone(&answered),
+        );
         let handle = std::thread::Builder::new()
             .name("search".into())
             .stack_size(SEARCH_THREAD_STACK)
@@ -495,6 +503,7 @@ impl Engine {
                         tt.hashfull()
                     ));
                 }
+                answered_in.store(true, Relaxed);
                 match result.pv.get(1) {
                     Some(&ponder) => say(&format!(
                         "bestmove {best} ponder {}",
@@ -509,6 +518,7 @@ impl Engine {
                     job,
                     shared,
                     gui_stop,
+                    answered,
                     handle,
                 })
             }
