@@ -46,7 +46,8 @@ pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<Benc
         tt.new_search();
         let job = Job::fixed_depth(board, depth);
         let shared = Shared::new(threads);
-        let outcome = threads::search(&tt, &job, &shared, None);
+        // Each position starts from nothing, as from a new game, so the count is reproducible.
+        let outcome = threads::search(&tt, &job, &shared, &mut Vec::new(), None);
         let result = outcome.best;
         tt_stats += outcome.tt_stats;
         hashfull += tt.hashfull();

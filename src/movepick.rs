@@ -1,5 +1,5 @@
-//! Move ordering: the table move, winning captures by MVV-LVA, killers, the counter-move,
-//! quiet moves by history, then losing captures. Moves come out best first.
+//! Move ordering: the table move, winning captures by MVV-LVA and capture history, killers,
+//! the counter-move, quiet moves by history, then losing captures. Moves come out best first.
 
 use crate::board::encode_move;
 use crate::see::{see_ge, see_value};
@@ -14,10 +14,29 @@ const BAD_CAPTURE: i32 = -1_000_000_000;
 /// History scores stay within +-MAX_HISTORY (the "gravity" update converges there).
 pub const MAX_HISTORY: i32 = 16_384;
 
-/// What one search thread learned about quiet moves: killers per ply, counter-moves, history.
+/// A moving piece (colour and role) and its target square: what continuation histories are
+/// indexed by, `0..PIECE_TO`.
+pub type PieceTo = usize;
+const PIECE_TO: usize = 12 * 64;
+
+pub fn piece_to(color: Color, mv: Move) -> PieceTo {
+    piece_index(color, mv.role()) * 64 + mv.to() as usize
+}
+
+/// The moves one and two plies before a node, as continuation-history keys.
+pub type Continuations = [Option<PieceTo>; 2];
+
+/// What one search thread learned about moves: killers per ply, counter-moves, and three
+/// histories: quiet moves by from-to square, quiet moves by the moves before them
+/// (continuation), and captures by piece, target and victim. It outlives a search, so the
+/// next move of the game starts from what this one learned.
 pub struct History {
     butterfly: Box<[[[i32; 64]; 64]; 2]>,
-    counter: Box<[[Option<Move>; 64]; 13]>,
+    /// `[previous piece-to][piece-to]`, flat.
+    continuation: Box<[i16]>,
+    /// `[piece-to][captured role]`, flat.
+    capture: Box<[i16]>,
+    counter: Box<[[Option<Move>; 64]; 12]>,
     killers: Box<[[Option<Move>; 2]; MAX_PLY as usize + 2]>,
 }
 
@@ -25,7 +44,9 @@ impl Default for History {
     fn default() -> History {
         History {
             butterfly: Box::new([[[0; 64]; 64]; 2]),
-            counter: Box::new([[None; 64]; 13]),
+            continuation: vec![0; PIECE_TO * PIECE_TO].into_boxed_slice(),
+            capture: vec![0; PIECE_TO * 6].into_boxed_slice(),
+            counter: Box::new([[None; 64]; 12]),
             killers: Box::new([[None; 2]; MAX_PLY as usize + 2]),
         }
     }
@@ -36,21 +57,58 @@ fn from_to(mv: Move) -> (usize, usize) {
 }
 
 fn piece_index(color: Color, role: Role) -> usize {
-    role as usize + 6 * color as usize
+    role as usize - 1 + 6 * color as usize
+}
+
+/// Moves `entry` towards +-MAX_HISTORY by `bonus`, less as it gets closer.
+fn gravity(entry: i32, bonus: i32) -> i32 {
+    let bonus = bonus.clamp(-MAX_HISTORY, MAX_HISTORY);
+    entry + bonus - entry * bonus.abs() / MAX_HISTORY
+}
+
+fn gravity_i16(entry: &mut i16, bonus: i32) {
+    // Stays within +-MAX_HISTORY, which fits an i16.
+    *entry = gravity(i32::from(*entry), bonus) as i16;
 }
 
 impl History {
-    pub fn quiet_score(&self, color: Color, mv: Move) -> i32 {
-        let (from, to) = from_to(mv);
-        self.butterfly[color as usize][from][to]
+    /// A new search: killers belong to the last position, the histories carry over.
+    pub fn new_search(&mut self) {
+        *self.killers = [[None; 2]; MAX_PLY as usize + 2];
     }
 
-    /// Moves the history of `mv` towards +-MAX_HISTORY by `bonus`, less as it gets closer.
-    pub fn update_quiet(&mut self, color: Color, mv: Move, bonus: i32) {
+    /// From-to history plus the continuation histories of the two moves before.
+    pub fn quiet_score(&self, color: Color, mv: Move, conts: Continuations) -> i32 {
+        let (from, to) = from_to(mv);
+        let current = piece_to(color, mv);
+        let mut score = self.butterfly[color as usize][from][to];
+        for prev in conts.into_iter().flatten() {
+            score += i32::from(self.continuation[prev * PIECE_TO + current]);
+        }
+        score
+    }
+
+    pub fn update_quiet(&mut self, color: Color, mv: Move, conts: Continuations, bonus: i32) {
         let (from, to) = from_to(mv);
         let entry = &mut self.butterfly[color as usize][from][to];
-        let bonus = bonus.clamp(-MAX_HISTORY, MAX_HISTORY);
-        *entry += bonus - *entry * bonus.abs() / MAX_HISTORY;
+        *entry = gravity(*entry, bonus);
+        let current = piece_to(color, mv);
+        for prev in conts.into_iter().flatten() {
+            gravity_i16(&mut self.continuation[prev * PIECE_TO + current], bonus);
+        }
+    }
+
+    fn capture_index(color: Color, mv: Move) -> usize {
+        let victim = mv.capture().map_or(0, |role| role as usize - 1);
+        piece_to(color, mv) * 6 + victim
+    }
+
+    pub fn capture_score(&self, color: Color, mv: Move) -> i32 {
+        i32::from(self.capture[Self::capture_index(color, mv)])
+    }
+
+    pub fn update_capture(&mut self, color: Color, mv: Move, bonus: i32) {
+        gravity_i16(&mut self.capture[Self::capture_index(color, mv)], bonus);
     }
 
     pub fn killers(&self, ply: usize) -> [Option<Move>; 2] {
@@ -86,10 +144,11 @@ pub fn is_tactical(mv: Move) -> bool {
     mv.is_capture() || mv.promotion() == Some(Role::Queen)
 }
 
-/// Most valuable victim, least valuable attacker.
-fn mvv_lva(mv: Move) -> i32 {
+/// Most valuable victim first; among equal victims, the capture history decides, and the
+/// least valuable attacker breaks ties.
+fn capture_order(history: &History, color: Color, mv: Move) -> i32 {
     let victim = mv.capture().map_or(0, see_value) + mv.promotion().map_or(0, see_value);
-    victim * 8 - see_value(mv.role()) / 100
+    victim * 16 + history.capture_score(color, mv) / 16 - see_value(mv.role()) / 100
 }
 
 pub struct MovePicker {
@@ -99,7 +158,7 @@ pub struct MovePicker {
 }
 
 impl MovePicker {
-    /// Orders all `moves` of a main-search node.
+    /// Orders all `moves` of a main-search node; `conts` are the moves before it.
     pub fn new(
         pos: &Chess,
         moves: MoveList,
@@ -107,6 +166,7 @@ impl MovePicker {
         killers: [Option<Move>; 2],
         counter: Option<Move>,
         history: &History,
+        conts: Continuations,
     ) -> MovePicker {
         let us = pos.turn();
         let scores = moves
@@ -120,7 +180,7 @@ impl MovePicker {
                     } else {
                         BAD_CAPTURE
                     };
-                    base + mvv_lva(mv)
+                    base + capture_order(history, us, mv)
                 } else if killers[0] == Some(mv) {
                     KILLER + 1
                 } else if killers[1] == Some(mv) {
@@ -128,7 +188,7 @@ impl MovePicker {
                 } else if counter == Some(mv) {
                     COUNTER
                 } else {
-                    history.quiet_score(us, mv)
+                    history.quiet_score(us, mv, conts)
                 }
             })
             .collect();
@@ -139,15 +199,17 @@ impl MovePicker {
         }
     }
 
-    /// Orders the moves of a quiescence node by MVV-LVA (the table move first).
-    pub fn tactical(moves: MoveList, tt_move: u16) -> MovePicker {
+    /// Orders the moves of a quiescence node, tactical ones by victim and capture history
+    /// (the table move first).
+    pub fn tactical(pos: &Chess, moves: MoveList, tt_move: u16, history: &History) -> MovePicker {
+        let us = pos.turn();
         let scores = moves
             .iter()
             .map(|&mv| {
                 if tt_move != 0 && encode_move(mv) == tt_move {
                     TT_MOVE
                 } else {
-                    mvv_lva(mv)
+                    capture_order(history, us, mv)
                 }
             })
             .collect();
@@ -207,6 +269,7 @@ mod tests {
             [None, None],
             None,
             &History::default(),
+            [None, None],
         );
         assert_eq!(picker.next_move(), Some(tt_move));
         let second = picker.next_move().unwrap();
@@ -232,15 +295,57 @@ mod tests {
             to: shakmaty::Square::F3,
             promotion: None,
         };
+        let conts = [Some(piece_to(Color::Black, mv)), None];
         for _ in 0..1000 {
-            history.update_quiet(Color::White, mv, 5000);
+            history.update_quiet(Color::White, mv, conts, 5000);
         }
-        let score = history.quiet_score(Color::White, mv);
+        let score = history.quiet_score(Color::White, mv, [None, None]);
         assert!(
             score > MAX_HISTORY * 9 / 10 && score <= MAX_HISTORY,
             "{score}"
         );
-        history.update_quiet(Color::White, mv, -5000);
-        assert!(history.quiet_score(Color::White, mv) < score);
+        let with_continuation = history.quiet_score(Color::White, mv, conts);
+        assert!(
+            with_continuation > score + MAX_HISTORY * 9 / 10
+                && with_continuation <= 2 * MAX_HISTORY,
+            "{with_continuation}"
+        );
+        history.update_quiet(Color::White, mv, conts, -5000);
+        assert!(history.quiet_score(Color::White, mv, [None, None]) < score);
+    }
+
+    #[test]
+    fn capture_history_orders_captures_of_equal_victims() {
+        // The knight on d5 can be taken by the knight on b4 or the bishop on a2: the same
+        // victim, so only the capture history tells them apart.
+        let pos: Chess = "4k3/8/8/3n4/1N6/8/B7/4K3 w - - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let captures: Vec<Move> = pos
+            .legal_moves()
+            .into_iter()
+            .filter(|m| m.is_capture())
+            .collect();
+        assert_eq!(captures.len(), 2);
+        let mut history = History::default();
+        for favourite in captures.iter().copied() {
+            history.update_capture(Color::White, favourite, 4000);
+            let mut picker = MovePicker::new(
+                &pos,
+                pos.legal_moves(),
+                0,
+                [None, None],
+                None,
+                &history,
+                [None, None],
+            );
+            assert_eq!(picker.next_move(), Some(favourite));
+            let mut tactical =
+                MovePicker::tactical(&pos, captures.iter().copied().collect(), 0, &history);
+            assert_eq!(tactical.next_move(), Some(favourite));
+            history.update_capture(Color::White, favourite, -8000);
+        }
     }
 }

@@ -4,11 +4,11 @@
 
 use crate::board::{encode_move, Board};
 use crate::eval::evaluate;
-use crate::movepick::{is_tactical, History, MovePicker};
+use crate::movepick::{is_tactical, piece_to, Continuations, History, MovePicker, PieceTo};
 use crate::see::{see_ge, see_value};
 use crate::threads::Shared;
 use crate::time::{Limits, TimePlan};
-use crate::tt::{Bound, Tt, TtStats, MATE, MATE_BOUND, MAX_PLY};
+use crate::tt::{Bound, Hit, Tt, TtStats, MATE, MATE_BOUND, MAX_PLY};
 use shakmaty::{Move, MoveList, Position};
 
 pub const INFINITY: i32 = MATE + 1;
@@ -63,6 +63,24 @@ impl Job {
     }
 }
 
+/// Quiet moves with history below minus this per ply of depth are pruned near the leaves.
+const HISTORY_PRUNE: i32 = 2048;
+/// History worth one ply less (or more) late-move reduction.
+const HISTORY_PER_PLY: i32 = 10_000;
+/// The least depth at which the table move is tested for a singular extension.
+const SINGULAR_DEPTH: i32 = 8;
+
+/// What the singular-extension search found about the table move.
+enum Singular {
+    /// Extend the table move by this many plies (-1 reduces it).
+    Extend(i32),
+    /// The other moves beat beta too: return this score.
+    Cut(i32),
+}
+
+/// The soft deadline's scale by how many iterations the best move has held.
+const STABILITY_SCALE: [f64; 5] = [1.8, 1.3, 1.05, 0.9, 0.75];
+
 /// Root moves are reported as `currmove` only once the search has run this long.
 const CURRMOVE_AFTER_MS: u128 = 3000;
 
@@ -71,6 +89,10 @@ struct Frame {
     static_eval: i32,
     /// The move made from this ply (`None` for a null move).
     mv: Option<Move>,
+    /// That move as a continuation-history key.
+    piece_to: Option<PieceTo>,
+    /// The move a singular-extension search leaves out at this ply.
+    excluded: Option<Move>,
 }
 
 /// Late-move reduction in plies, by depth and move number (`0.75 + ln d * ln m / 2.25`).
@@ -94,7 +116,7 @@ pub struct Worker<'a> {
     multipv: usize,
     /// Root moves already given a line in this iteration (MultiPV).
     excluded: Vec<Move>,
-    history: History,
+    history: &'a mut History,
     lmr: Box<[[i32; 64]; 64]>,
     stack: Box<[Frame; MAX_PLY as usize + 4]>,
     pv: Box<[[Option<Move>; MAX_PLY as usize + 1]; MAX_PLY as usize + 1]>,
@@ -105,6 +127,8 @@ pub struct Worker<'a> {
     stopped: bool,
     /// The best root move of the iteration in progress, with its score.
     root_best: Option<(Move, i32)>,
+    /// The depth of the iteration in progress.
+    root_depth: i32,
 }
 
 impl<'a> Worker<'a> {
@@ -114,7 +138,9 @@ impl<'a> Worker<'a> {
         tt: &'a Tt,
         shared: &'a Shared,
         listener: Option<&'a dyn Listener>,
+        history: &'a mut History,
     ) -> Worker<'a> {
+        history.new_search();
         Worker {
             id,
             board: job.board.clone(),
@@ -125,7 +151,7 @@ impl<'a> Worker<'a> {
             // Helpers only fill the table: one line each is enough.
             multipv: if id == 0 { job.multipv.max(1) } else { 1 },
             excluded: Vec::new(),
-            history: History::default(),
+            history,
             lmr: lmr_table(),
             stack: Box::new([Frame::default(); MAX_PLY as usize + 4]),
             pv: Box::new([[None; MAX_PLY as usize + 1]; MAX_PLY as usize + 1]),
@@ -135,6 +161,7 @@ impl<'a> Worker<'a> {
             seldepth: 0,
             stopped: false,
             root_best: None,
+            root_depth: 0,
         }
     }
 
@@ -165,6 +192,8 @@ impl<'a> Worker<'a> {
             .unwrap_or(MAX_PLY - 1)
             .clamp(1, MAX_PLY - 1);
         let mut depth = 1;
+        // How many iterations in a row have kept the same best move.
+        let mut stability = 0;
         while depth <= max_depth {
             // Helpers search odd threads one ply deeper, so threads spread over two depths.
             let search_depth = if self.id % 2 == 1 && depth < max_depth {
@@ -208,7 +237,13 @@ impl<'a> Worker<'a> {
                 break;
             }
             lines.sort_by_key(|line| -line.score);
+            let score_drop = previous_scores[0] - lines[0].score;
             previous_scores = lines.iter().map(|line| line.score).collect();
+            stability = if lines[0].pv.first() == result.pv.first() {
+                (stability + 1).min(STABILITY_SCALE.len() - 1)
+            } else {
+                0
+            };
             result = lines[0].clone();
             if let Some(listener) = self.listener {
                 self.publish_nodes();
@@ -217,8 +252,11 @@ impl<'a> Worker<'a> {
                 }
             }
             let score = result.score;
+            // An unsettled best move or a falling score is worth more time.
+            let drop_scale = 1.0 + f64::from(score_drop.clamp(0, 100)) / 200.0;
+            let time_scale = STABILITY_SCALE[stability] * drop_scale;
             if self.is_main()
-                && (self.job.plan.past_soft()
+                && (self.job.plan.past_scaled_soft(time_scale)
                     || self.mate_found(score)
                     || (root_moves.len() == 1 && self.job.plan.has_deadline()))
             {
@@ -297,6 +335,7 @@ impl<'a> Worker<'a> {
         };
         loop {
             self.root_best = None;
+            self.root_depth = depth;
             self.seldepth = 0;
             let score = self.negamax(alpha, beta, depth, 0, false);
             if self.stopped {
@@ -379,6 +418,18 @@ impl<'a> Worker<'a> {
         self.pv_len[ply] = child_len;
     }
 
+    /// The continuation-history keys of the moves one and two plies before `ply`.
+    fn continuations(&self, ply: usize) -> Continuations {
+        let before = |back: usize| {
+            if ply >= back {
+                self.stack[ply - back].piece_to
+            } else {
+                None
+            }
+        };
+        [before(1), before(2)]
+    }
+
     fn negamax(&mut self, mut alpha: i32, mut beta: i32, depth: i32, ply: usize, cut: bool) -> i32 {
         if depth <= 0 {
             return self.qsearch(alpha, beta, ply);
@@ -391,6 +442,8 @@ impl<'a> Worker<'a> {
         let root = ply == 0;
         let pv_node = beta - alpha > 1;
         let in_check = self.board.in_check();
+        // Set while this node is a singular-extension search that leaves out one move.
+        let excluded = self.stack[ply].excluded;
         if !root {
             if self.board.is_draw() {
                 return 0;
@@ -418,7 +471,8 @@ impl<'a> Worker<'a> {
             // PV nodes take only an exact result of enough depth (the specification allows
             // this); otherwise re-searching a position analysed before, e.g. from a loaded
             // hash file, would overwrite its deep entries with shallow ones along the PV.
-            let usable = !pv_node || (hit.bound == Bound::Exact && !root);
+            // The entry speaks for all moves, so a search without one of them cannot use it.
+            let usable = excluded.is_none() && (!pv_node || (hit.bound == Bound::Exact && !root));
             if usable && hit.cuts_off(depth, alpha, beta) {
                 self.stats.cutoffs += 1;
                 return hit.score;
@@ -430,14 +484,17 @@ impl<'a> Worker<'a> {
         } else {
             hit.map_or_else(|| evaluate(self.board.pos()), |h| h.eval)
         };
-        // The table's bound, where it is tighter, is a better guess than the static eval.
+        // The table's bound, where it is tighter, is a better guess than the static eval
+        // (but not without the table's move, which the bound may owe everything to).
         let eval = match hit {
-            Some(h) if !in_check && h.score.abs() < MATE_BOUND => match h.bound {
-                Bound::Lower if h.score > static_eval => h.score,
-                Bound::Upper if h.score < static_eval => h.score,
-                Bound::Exact => h.score,
-                _ => static_eval,
-            },
+            Some(h) if !in_check && excluded.is_none() && h.score.abs() < MATE_BOUND => {
+                match h.bound {
+                    Bound::Lower if h.score > static_eval => h.score,
+                    Bound::Upper if h.score < static_eval => h.score,
+                    Bound::Exact => h.score,
+                    _ => static_eval,
+                }
+            }
             _ => static_eval,
         };
         self.stack[ply].static_eval = static_eval;
@@ -459,6 +516,7 @@ impl<'a> Worker<'a> {
             // Null move: if passing still fails high, a real move will too (zugzwang aside,
             // hence the non-pawn material guard).
             if depth >= 3
+                && excluded.is_none()
                 && eval >= beta
                 && beta.abs() < MATE_BOUND
                 && !root
@@ -467,6 +525,7 @@ impl<'a> Worker<'a> {
             {
                 let reduction = 3 + depth / 4 + ((eval - beta) / 200).min(3);
                 self.stack[ply].mv = None;
+                self.stack[ply].piece_to = None;
                 self.board.make_null();
                 self.tt.prefetch(self.board.key());
                 let score = -self.negamax(-beta, -beta + 1, depth - 1 - reduction, ply + 1, !cut);
@@ -511,14 +570,18 @@ impl<'a> Worker<'a> {
         } else {
             None
         };
-        let counter = previous.and_then(|prev| self.history.counter(!self.board.turn(), prev));
+        let us = self.board.turn();
+        let conts = self.continuations(ply);
+        let killers = self.history.killers(ply);
+        let counter = previous.and_then(|prev| self.history.counter(!us, prev));
         let mut picker = MovePicker::new(
             self.board.pos(),
             moves,
             tt_move,
-            self.history.killers(ply),
+            killers,
             counter,
-            &self.history,
+            self.history,
+            conts,
         );
 
         let original_alpha = alpha;
@@ -526,10 +589,19 @@ impl<'a> Worker<'a> {
         let mut best_move = None;
         let mut move_count = 0;
         let mut quiets_tried: Vec<Move> = Vec::new();
-        let us = self.board.turn();
+        let mut captures_tried: Vec<Move> = Vec::new();
         while let Some(mv) = picker.next_move() {
+            if Some(mv) == excluded {
+                continue;
+            }
             move_count += 1;
             let quiet = !is_tactical(mv);
+            let refutation = quiet && (killers.contains(&Some(mv)) || counter == Some(mv));
+            let history = if quiet {
+                self.history.quiet_score(us, mv, conts)
+            } else {
+                0
+            };
             if !root && best_score > -MATE_BOUND {
                 if quiet && !in_check {
                     // Late move pruning: deep in a poor move list, quiets rarely matter.
@@ -539,6 +611,10 @@ impl<'a> Worker<'a> {
                     }
                     // Futility: even a generous positional gain would not reach alpha.
                     if depth <= 8 && alpha.abs() < MATE_BOUND && eval + 100 + 90 * depth <= alpha {
+                        continue;
+                    }
+                    // History: a quiet that keeps failing in these surroundings.
+                    if depth <= 3 && !refutation && history < -HISTORY_PRUNE * depth {
                         continue;
                     }
                 }
@@ -552,15 +628,35 @@ impl<'a> Worker<'a> {
                 }
             }
 
+            let extension = match hit {
+                Some(h) if !root && encode_move(mv) == tt_move && excluded.is_none() => {
+                    let verdict = self.singular(h, mv, depth, beta, ply, cut);
+                    if self.stopped {
+                        return 0;
+                    }
+                    match verdict {
+                        Singular::Cut(score) => return score,
+                        Singular::Extend(plies) => plies,
+                    }
+                }
+                _ => 0,
+            };
+
             if root && self.job.plan.elapsed().as_millis() > CURRMOVE_AFTER_MS {
                 if let Some(listener) = self.listener {
                     listener.current_move(depth, mv, move_count);
                 }
             }
             self.stack[ply].mv = Some(mv);
+            self.stack[ply].piece_to = Some(piece_to(us, mv));
             self.make_move(mv);
             let gives_check = self.board.in_check();
-            let new_depth = depth - 1 + i32::from(gives_check);
+            let new_depth = depth - 1
+                + if extension != 0 {
+                    extension
+                } else {
+                    i32::from(gives_check)
+                };
 
             let score = if move_count == 1 {
                 -self.negamax(-beta, -alpha, new_depth, ply + 1, !pv_node && !cut)
@@ -572,8 +668,10 @@ impl<'a> Worker<'a> {
                     reduction += i32::from(!improving);
                     reduction += i32::from(cut);
                     reduction -= i32::from(gives_check);
-                    reduction -= self.history.quiet_score(us, mv) / 8192;
-                    reduction = reduction.clamp(0, new_depth - 1);
+                    reduction -= i32::from(refutation);
+                    reduction -= history / HISTORY_PER_PLY;
+                    // Not clamp: an extended or reduced new_depth may leave nothing to reduce.
+                    reduction = reduction.min(new_depth - 1).max(0);
                 }
                 let mut score =
                     -self.negamax(-alpha - 1, -alpha, new_depth - reduction, ply + 1, true);
@@ -600,18 +698,23 @@ impl<'a> Worker<'a> {
                         self.root_best = Some((mv, score));
                     }
                     if score >= beta {
-                        if quiet {
-                            self.reward_quiet(ply, depth, mv, previous, &quiets_tried);
-                        }
+                        self.reward_cutoff(ply, depth, mv, &quiets_tried, &captures_tried);
                         break;
                     }
                 }
             }
             if quiet {
                 quiets_tried.push(mv);
+            } else {
+                captures_tried.push(mv);
             }
         }
 
+        if excluded.is_some() {
+            // Only a fail high or low matters to the singular test; nothing is stored, since
+            // the result leaves out a move. With no other legal move, alpha stands.
+            return best_score.max(alpha);
+        }
         self.store(
             key,
             ply,
@@ -622,6 +725,45 @@ impl<'a> Worker<'a> {
             depth,
         );
         best_score
+    }
+
+    /// Singular extension: whether the table move `mv` is the only good move here, found by a
+    /// reduced search of all the others against a bar a little below the table's score.
+    /// If even the others beat `beta`, the node is cut at once (multi-cut); if the table's
+    /// score alone already beats `beta`, the table move is searched a ply shallower.
+    fn singular(
+        &mut self,
+        hit: Hit,
+        mv: Move,
+        depth: i32,
+        beta: i32,
+        ply: usize,
+        cut: bool,
+    ) -> Singular {
+        // Extensions stop at twice the iteration's depth, so chains of them stay finite.
+        if depth < SINGULAR_DEPTH
+            || ply as i32 >= 2 * self.root_depth
+            || hit.depth < depth - 3
+            || !matches!(hit.bound, Bound::Lower | Bound::Exact)
+            || hit.score.abs() >= MATE_BOUND
+        {
+            return Singular::Extend(0);
+        }
+        let singular_beta = hit.score - 2 * depth;
+        self.stack[ply].excluded = Some(mv);
+        let score = self.negamax(singular_beta - 1, singular_beta, (depth - 1) / 2, ply, cut);
+        self.stack[ply].excluded = None;
+        // The search above used this ply's PV slot.
+        self.pv_len[ply] = ply;
+        if score < singular_beta {
+            Singular::Extend(1)
+        } else if singular_beta >= beta {
+            Singular::Cut(singular_beta)
+        } else if hit.score >= beta {
+            Singular::Extend(-1)
+        } else {
+            Singular::Extend(0)
+        }
     }
 
     /// Records a node's result with the bound its score has against the original window.
@@ -655,25 +797,34 @@ impl<'a> Worker<'a> {
         self.stats.record_store(outcome);
     }
 
-    /// A quiet move caused a cutoff: it becomes a killer and the counter to the previous move,
-    /// its history rises and the quiets tried before it fall.
-    fn reward_quiet(
+    /// `mv` caused a cutoff. A quiet one becomes a killer and the counter to the previous
+    /// move, and its histories rise while the quiets tried before it fall; a capture's history
+    /// rises. Either way the captures tried before it fall.
+    fn reward_cutoff(
         &mut self,
         ply: usize,
         depth: i32,
         mv: Move,
-        previous: Option<Move>,
-        tried: &[Move],
+        quiets_tried: &[Move],
+        captures_tried: &[Move],
     ) {
         let us = self.board.turn();
         let bonus = (depth * depth * 16).min(1600);
-        self.history.add_killer(ply, mv);
-        self.history.update_quiet(us, mv, bonus);
-        for &other in tried {
-            self.history.update_quiet(us, other, -bonus);
+        if is_tactical(mv) {
+            self.history.update_capture(us, mv, bonus);
+        } else {
+            let conts = self.continuations(ply);
+            self.history.add_killer(ply, mv);
+            self.history.update_quiet(us, mv, conts, bonus);
+            for &other in quiets_tried {
+                self.history.update_quiet(us, other, conts, -bonus);
+            }
+            if let Some(previous) = ply.checked_sub(1).and_then(|p| self.stack[p].mv) {
+                self.history.set_counter(!us, previous, mv);
+            }
         }
-        if let Some(previous) = previous {
-            self.history.set_counter(!us, previous, mv);
+        for &other in captures_tried {
+            self.history.update_capture(us, other, -bonus);
         }
     }
 
@@ -723,7 +874,12 @@ impl<'a> Worker<'a> {
         } else {
             all.into_iter().filter(|&mv| is_tactical(mv)).collect()
         };
-        let mut picker = MovePicker::tactical(moves, hit.map_or(0, |h| h.mv));
+        let mut picker = MovePicker::tactical(
+            self.board.pos(),
+            moves,
+            hit.map_or(0, |h| h.mv),
+            self.history,
+        );
         let mut best_move = None;
         while let Some(mv) = picker.next_move() {
             if !in_check {

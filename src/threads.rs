@@ -1,6 +1,7 @@
 //! The Lazy SMP pool: N workers search the same root in a crossbeam scope and share only the
 //! table, the stop flag and their node counters; the best thread is chosen by a vote.
 
+use crate::movepick::History;
 use crate::search::{Iteration, Job, Listener, Worker};
 use crate::tt::{Tt, TtStats};
 use shakmaty::Move;
@@ -61,14 +62,25 @@ pub struct Outcome {
 /// Searches `job` with `shared`'s number of threads until a limit or `shared.stop()`; returns
 /// the chosen iteration. Only the main thread (0) reports progress. A helper that cannot be
 /// started is left out; if none can, the main thread searches on the caller's thread.
-pub fn search(tt: &Tt, job: &Job, shared: &Shared, listener: Option<&dyn Listener>) -> Outcome {
+/// Worker `i` learns into `histories[i]`, which is grown to one per thread and kept by the
+/// caller for the next search of the game.
+pub fn search(
+    tt: &Tt,
+    job: &Job,
+    shared: &Shared,
+    histories: &mut Vec<History>,
+    listener: Option<&dyn Listener>,
+) -> Outcome {
     let threads = shared.nodes.len();
+    if histories.len() < threads {
+        histories.resize_with(threads, History::default);
+    }
     let results: Vec<(Iteration, TtStats)> = crossbeam::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
-        for id in 0..threads {
+        for (id, history) in histories.iter_mut().take(threads).enumerate() {
             let worker = move |_: &crossbeam::thread::Scope| {
                 let listener = if id == 0 { listener } else { None };
-                let mut worker = Worker::new(id, job, tt, shared, listener);
+                let mut worker = Worker::new(id, job, tt, shared, listener, history);
                 let result = worker.iterate();
                 // The main thread's end is everyone's end.
                 if id == 0 {
@@ -94,7 +106,7 @@ pub fn search(tt: &Tt, job: &Job, shared: &Shared, listener: Option<&dyn Listene
     })
     .unwrap_or_default();
     if results.is_empty() {
-        let mut worker = Worker::new(0, job, tt, shared, listener);
+        let mut worker = Worker::new(0, job, tt, shared, listener, &mut histories[0]);
         let best = worker.iterate();
         return Outcome {
             best,

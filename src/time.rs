@@ -28,6 +28,9 @@ pub struct TimePlan {
     pub start: Instant,
     pub soft: Option<Duration>,
     pub hard: Option<Duration>,
+    /// Whether the soft deadline may move with the search's confidence (a clock, not a fixed
+    /// `movetime`).
+    flexible: bool,
     pondering: AtomicBool,
     /// Microseconds from `start` to the `ponderhit` that started the clock.
     clock_offset_us: AtomicU64,
@@ -41,6 +44,7 @@ impl TimePlan {
             start,
             soft: None,
             hard: None,
+            flexible: limits.movetime.is_none(),
             pondering: AtomicBool::new(limits.ponder),
             clock_offset_us: AtomicU64::new(0),
         };
@@ -106,7 +110,23 @@ impl TimePlan {
     }
 
     pub fn past_soft(&self) -> bool {
-        !self.is_pondering() && self.soft.is_some_and(|soft| self.clock() >= soft)
+        self.past_scaled_soft(1.0)
+    }
+
+    /// Whether the clock has passed the soft deadline times `scale` (never beyond the hard
+    /// one). The search asks for more time while its best move is unsettled, less once it has
+    /// held for several iterations; a fixed `movetime` ignores `scale`.
+    pub fn past_scaled_soft(&self, scale: f64) -> bool {
+        let Some(soft) = self.soft else {
+            return false;
+        };
+        let soft = if self.flexible {
+            let scaled = soft.mul_f64(scale.max(0.0));
+            self.hard.map_or(scaled, |hard| scaled.min(hard))
+        } else {
+            soft
+        };
+        !self.is_pondering() && self.clock() >= soft
     }
 }
 
@@ -181,6 +201,34 @@ mod tests {
             ..Limits::default()
         });
         assert!(p.soft.unwrap() <= p.hard.unwrap());
+    }
+
+    #[test]
+    fn scaled_soft_deadline_moves_with_a_clock_but_not_with_movetime() {
+        let start = Instant::now() - Duration::from_millis(300);
+        let clock = TimePlan::new(
+            &Limits {
+                wtime: Some(10_000),
+                ..Limits::default()
+            },
+            Color::White,
+            0,
+            start,
+        );
+        // 10 s over 25 moves: soft 240 ms, hard 1200 ms; 300 ms have passed.
+        assert!(clock.past_soft());
+        assert!(!clock.past_scaled_soft(1.5));
+        assert!(clock.past_scaled_soft(0.5));
+        let movetime = TimePlan::new(
+            &Limits {
+                movetime: Some(500),
+                ..Limits::default()
+            },
+            Color::White,
+            0,
+            start,
+        );
+        assert!(!movetime.past_scaled_soft(0.5), "movetime is spent whole");
     }
 
     #[test]

@@ -4,6 +4,7 @@
 //! Nothing a GUI sends can panic this module: bad input becomes an `info string`.
 
 use crate::board::Board;
+use crate::movepick::History;
 use crate::search::{Iteration, Job, Listener};
 use crate::threads::{self, Shared};
 use crate::time::{Limits, TimePlan};
@@ -11,7 +12,7 @@ use crate::tt::{Bound, Tt, MATE, MATE_BOUND};
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -51,6 +52,8 @@ pub struct Engine {
     chess960: bool,
     debug: bool,
     hash_file: String,
+    /// What each search thread learned about moves, kept from one move of a game to the next.
+    histories: Arc<Mutex<Vec<History>>>,
     running: Option<Running>,
 }
 
@@ -143,6 +146,7 @@ impl Engine {
             chess960: false,
             debug: false,
             hash_file: HASH_FILE_DEFAULT.to_string(),
+            histories: Arc::default(),
             running: None,
         })
     }
@@ -165,7 +169,7 @@ impl Engine {
         match command {
             "uci" => self.uci(),
             "isready" => say("readyok"),
-            "ucinewgame" => self.clear_hash(),
+            "ucinewgame" => self.new_game(),
             "position" => self.position(&rest),
             "go" => self.go(&rest, received),
             "stop" => self.stop(),
@@ -238,6 +242,17 @@ impl Engine {
         self.stop();
         self.wait();
         Arc::get_mut(&mut self.tt).expect("no search holds the table after wait()")
+    }
+
+    /// A new game shares nothing with the last: an empty table and no move histories.
+    fn new_game(&mut self) {
+        self.clear_hash();
+        self.lock_histories().clear();
+    }
+
+    fn lock_histories(&self) -> std::sync::MutexGuard<'_, Vec<History>> {
+        // A search thread that panicked leaves histories that are still valid numbers.
+        self.histories.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     fn clear_hash(&mut self) {
@@ -358,6 +373,7 @@ impl Engine {
                     self.stop();
                     self.wait();
                     self.threads = n as usize;
+                    self.lock_histories().truncate(self.threads);
                 }
             }
             "multipv" => {
@@ -459,6 +475,7 @@ impl Engine {
         let shared = Arc::new(Shared::new(self.threads));
         let gui_stop = Arc::new(AtomicBool::new(false));
         let (tt, mode, debug) = (Arc::clone(&self.tt), self.mode(), self.debug);
+        let histories = Arc::clone(&self.histories);
         let answered = Arc::new(AtomicBool::new(false));
         let (job_in, shared_in, gui_stop_in, answered_in) = (
             Arc::clone(&job),
@@ -476,7 +493,10 @@ impl Engine {
                     shared: &shared_in,
                     mode,
                 };
-                let outcome = threads::search(&tt, &job_in, &shared_in, Some(&listener));
+                let mut histories = histories.lock().unwrap_or_else(|e| e.into_inner());
+                let outcome =
+                    threads::search(&tt, &job_in, &shared_in, &mut histories, Some(&listener));
+                drop(histories);
                 let result = outcome.best;
                 // Under `go infinite` or while pondering, `bestmove` waits for the GUI, even
                 // when a depth or mate limit ended the search early.

@@ -18,7 +18,7 @@ fn board(fen: &str, moves: &[&str]) -> Board {
 fn search_with(tt: &mut Tt, board: &Board, depth: i32, threads: usize) -> Iteration {
     tt.new_search();
     let job = Job::fixed_depth(board.clone(), depth);
-    threads::search(tt, &job, &Shared::new(threads), None).best
+    threads::search(tt, &job, &Shared::new(threads), &mut Vec::new(), None).best
 }
 
 fn search(board: &Board, depth: i32) -> Iteration {
@@ -29,6 +29,7 @@ fn uci(it: &Iteration) -> String {
     UciMove::from_move(it.pv[0], CastlingMode::Standard).to_string()
 }
 
+const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 const MATE_IN_2: &str = "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1";
 const MATE_IN_3: &str = "r1b1kb1r/pppp1ppp/5q2/4n3/3KP3/2N3PN/PPP4P/R1BQ1B1R b kq - 0 1";
 
@@ -129,4 +130,38 @@ fn multi_threaded_search_plays_legal_moves_with_a_legal_pv() {
             pos.play_unchecked(mv);
         }
     }
+}
+
+#[test]
+fn move_histories_outlive_a_search_one_per_thread() {
+    use ferrite::movepick::History;
+    let start = board(STARTPOS, &[]);
+    let mut tt = Tt::new(16).unwrap();
+    let mut histories: Vec<History> = Vec::new();
+    let job = Job::fixed_depth(start.clone(), 9);
+    threads::search(&tt, &job, &Shared::new(2), &mut histories, None);
+    assert_eq!(histories.len(), 2, "one history per thread");
+    let white_scores = |h: &History| -> Vec<i32> {
+        start
+            .pos()
+            .legal_moves()
+            .iter()
+            .map(|&mv| h.quiet_score(start.turn(), mv, [None, None]))
+            .collect()
+    };
+    let learned = white_scores(&histories[0]);
+    assert!(
+        learned.iter().any(|&s| s != 0),
+        "the main thread learned nothing"
+    );
+    // A one-ply search for Black only rewards Black's moves: White's are carried unchanged.
+    tt.clear(1);
+    let job = Job::fixed_depth(board(STARTPOS, &["e2e4"]), 1);
+    threads::search(&tt, &job, &Shared::new(1), &mut histories, None);
+    assert_eq!(
+        histories.len(),
+        2,
+        "helpers' histories wait for the next search"
+    );
+    assert_eq!(white_scores(&histories[0]), learned);
 }
