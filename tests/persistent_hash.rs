@@ -123,8 +123,10 @@ fn analysis_survives_a_restart() {
     );
     second.send(POSITION);
     let warm_nodes = second.nodes_to_depth(12);
+    // Measured 2.2x fewer nodes with singular extensions (4x+ before them, 0.2% at depth 18
+    // in scripts/persist_bench.py): the re-search still extends and verifies the PV.
     assert!(
-        warm_nodes * 4 < fresh_nodes,
+        warm_nodes * 2 < fresh_nodes,
         "depth 12 took {warm_nodes} nodes after loading vs {fresh_nodes} fresh"
     );
 
@@ -137,7 +139,10 @@ fn analysis_survives_a_restart() {
         "{bad:?}"
     );
     let still_warm = second.nodes_to_depth(12);
-    assert!(still_warm * 4 < fresh_nodes);
+    assert!(
+        still_warm * 2 < fresh_nodes,
+        "{still_warm} vs {fresh_nodes}"
+    );
 
     let missing = second.messages(&format!(
         "setoption name Hash File value {}",
