@@ -248,14 +248,17 @@ mod tests {
     use super::*;
     use shakmaty::{fen::Fen, CastlingMode};
 
+    fn position(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
+    }
+
     #[test]
     fn table_move_then_winning_capture_then_quiets_then_losing_capture() {
         // White can take a free knight (Qxd5?? no: exd5), or lose the queen for a pawn (Qxb7).
-        let pos: Chess = "1k6/1p6/8/3n4/4P3/8/8/1Q2K3 w - - 0 1"
-            .parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap();
+        let pos = position("1k6/1p6/8/3n4/4P3/8/8/1Q2K3 w - - 0 1");
         let moves = pos.legal_moves();
         let tt_move = moves
             .iter()
@@ -318,11 +321,7 @@ mod tests {
     fn capture_history_orders_captures_of_equal_victims() {
         // The knight on d5 can be taken by the knight on b4 or the bishop on a2: the same
         // victim, so only the capture history tells them apart.
-        let pos: Chess = "4k3/8/8/3n4/1N6/8/B7/4K3 w - - 0 1"
-            .parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap();
+        let pos = position("4k3/8/8/3n4/1N6/8/B7/4K3 w - - 0 1");
         let captures: Vec<Move> = pos
             .legal_moves()
             .into_iter()

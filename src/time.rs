@@ -138,6 +138,11 @@ mod tests {
         TimePlan::new(&limits, Color::White, 50, Instant::now())
     }
 
+    /// White's plan without overhead, as if `go` had arrived `ago` before now.
+    fn plan_started(limits: Limits, ago: Duration) -> TimePlan {
+        TimePlan::new(&limits, Color::White, 0, Instant::now() - ago)
+    }
+
     #[test]
     fn movetime_keeps_the_overhead() {
         let p = plan(Limits {
@@ -175,15 +180,13 @@ mod tests {
 
     #[test]
     fn ponder_has_no_deadline_until_ponderhit() {
-        let p = TimePlan::new(
-            &Limits {
+        let p = plan_started(
+            Limits {
                 ponder: true,
                 movetime: Some(50),
                 ..Limits::default()
             },
-            Color::White,
-            0,
-            Instant::now() - Duration::from_secs(5),
+            Duration::from_secs(5),
         );
         assert!(!p.past_hard() && !p.past_soft());
         p.ponderhit();
@@ -205,28 +208,24 @@ mod tests {
 
     #[test]
     fn scaled_soft_deadline_moves_with_a_clock_but_not_with_movetime() {
-        let start = Instant::now() - Duration::from_millis(300);
-        let clock = TimePlan::new(
-            &Limits {
+        let ago = Duration::from_millis(300);
+        let clock = plan_started(
+            Limits {
                 wtime: Some(10_000),
                 ..Limits::default()
             },
-            Color::White,
-            0,
-            start,
+            ago,
         );
         // 10 s over 25 moves: soft 240 ms, hard 1200 ms; 300 ms have passed.
         assert!(clock.past_soft());
         assert!(!clock.past_scaled_soft(1.5));
         assert!(clock.past_scaled_soft(0.5));
-        let movetime = TimePlan::new(
-            &Limits {
+        let movetime = plan_started(
+            Limits {
                 movetime: Some(500),
                 ..Limits::default()
             },
-            Color::White,
-            0,
-            start,
+            ago,
         );
         assert!(!movetime.past_scaled_soft(0.5), "movetime is spent whole");
     }

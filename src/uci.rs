@@ -12,7 +12,7 @@ use crate::tt::{Bound, Tt, MATE, MATE_BOUND};
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};
 use std::io::{BufRead, Write};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -247,12 +247,7 @@ impl Engine {
     /// A new game shares nothing with the last: an empty table and no move histories.
     fn new_game(&mut self) {
         self.clear_hash();
-        self.lock_histories().clear();
-    }
-
-    fn lock_histories(&self) -> std::sync::MutexGuard<'_, Vec<History>> {
-        // A search thread that panicked leaves histories that are still valid numbers.
-        self.histories.lock().unwrap_or_else(|e| e.into_inner())
+        lock_histories(&self.histories).clear();
     }
 
     fn clear_hash(&mut self) {
@@ -373,7 +368,7 @@ impl Engine {
                     self.stop();
                     self.wait();
                     self.threads = n as usize;
-                    self.lock_histories().truncate(self.threads);
+                    lock_histories(&self.histories).truncate(self.threads);
                 }
             }
             "multipv" => {
@@ -493,7 +488,7 @@ impl Engine {
                     shared: &shared_in,
                     mode,
                 };
-                let mut histories = histories.lock().unwrap_or_else(|e| e.into_inner());
+                let mut histories = lock_histories(&histories);
                 let outcome =
                     threads::search(&tt, &job_in, &shared_in, &mut histories, Some(&listener));
                 drop(histories);
@@ -545,6 +540,11 @@ impl Engine {
             Err(err) => info_string(&format!("error: cannot start the search thread: {err}")),
         }
     }
+}
+
+fn lock_histories(histories: &Mutex<Vec<History>>) -> MutexGuard<'_, Vec<History>> {
+    // A search thread that panicked leaves histories that are still valid numbers.
+    histories.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn truncate(text: &str) -> String {
