@@ -270,6 +270,17 @@ impl Board {
             || self.pos.is_insufficient_material()
     }
 
+    /// A hash of the pawns alone, which key the correction history: positions that share a
+    /// pawn structure tend to share the evaluation's errors.
+    pub fn pawn_key(&self) -> u64 {
+        let board = self.pos.board();
+        let white = (board.pawns() & board.white()).0;
+        let black = (board.pawns() & board.black()).0;
+        let mixed = white.wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            ^ black.wrapping_mul(0xC2B2_AE3D_27D4_EB4F).rotate_left(31);
+        mixed ^ (mixed >> 29)
+    }
+
     /// Whether the side to move has pieces other than pawns and king (null-move guard).
     pub fn has_non_pawn_material(&self) -> bool {
         let board = self.pos.board();

@@ -87,8 +87,12 @@ const BISHOP_PAIR: usize = DOUBLED + 1;
 const ROOK_OPEN: usize = BISHOP_PAIR + 1;
 const ROOK_SEMI_OPEN: usize = ROOK_OPEN + 1;
 const SHIELD_PAWN: usize = ROOK_SEMI_OPEN + 1;
+const THREAT_BY_PAWN: usize = SHIELD_PAWN + 1; // per enemy piece a pawn attacks
+const THREAT_BY_MINOR: usize = THREAT_BY_PAWN + 1; // per enemy rook or queen a minor attacks
+const PASSED_FREE: usize = THREAT_BY_MINOR + 1; // 8: a passer whose stop square is empty
+const PASSER_KING: usize = PASSED_FREE + 8; // per square the kings' race to the stop favours us
 /// Number of tunable (middlegame, endgame) weights.
-pub const N_WEIGHTS: usize = SHIELD_PAWN + 1;
+pub const N_WEIGHTS: usize = PASSER_KING + 1;
 
 /// Names of the weight groups, for the tuner's report.
 pub fn weight_name(index: usize) -> String {
@@ -102,7 +106,11 @@ pub fn weight_name(index: usize) -> String {
         BISHOP_PAIR => "bishop_pair".into(),
         ROOK_OPEN => "rook_open".into(),
         ROOK_SEMI_OPEN => "rook_semi_open".into(),
-        _ => "shield_pawn".into(),
+        SHIELD_PAWN => "shield_pawn".into(),
+        THREAT_BY_PAWN => "threat_by_pawn".into(),
+        THREAT_BY_MINOR => "threat_by_minor".into(),
+        i if i < PASSER_KING => format!("passed_free[{}]", i - PASSED_FREE),
+        _ => "passer_king".into(),
     }
 }
 
@@ -149,6 +157,15 @@ const fn default_weights() -> [Score; N_WEIGHTS] {
     w[ROOK_OPEN] = Score(28, 10);
     w[ROOK_SEMI_OPEN] = Score(12, 6);
     w[SHIELD_PAWN] = Score(10, 0);
+    w[THREAT_BY_PAWN] = Score(45, 30);
+    w[THREAT_BY_MINOR] = Score(30, 20);
+    let free = [0, 0, 2, 5, 12, 25, 45, 0];
+    let mut i = 0;
+    while i < 8 {
+        w[PASSED_FREE + i] = Score(free[i] / 2, free[i]);
+        i += 1;
+    }
+    w[PASSER_KING] = Score(0, 5);
     w
 }
 
@@ -157,6 +174,8 @@ const fn default_weights() -> [Score; N_WEIGHTS] {
 const MOBILITY_BASE: [i32; 6] = [0, 4, 6, 7, 13, 0];
 /// Pressure on the zone around the king, by attacking piece kind.
 const KING_ATTACK_WEIGHT: [i32; 6] = [0, 2, 2, 3, 5, 0];
+/// Attack units beyond this add nothing: the king is lost anyway, and the search knows better.
+const KING_ATTACK_CAP: i32 = 40;
 const TEMPO: i32 = 12;
 
 /// Where the evaluation's terms go: summed with weights to play, or recorded as
@@ -266,6 +285,7 @@ fn side_terms(board: &Board, us: Color, sign: i32, terms: &mut impl Terms) -> i3
     let mut phase = 0;
     let mut attack_units = 0;
     let mut attackers = 0;
+    let mut minor_reach = Bitboard::EMPTY;
 
     for sq in board.by_color(us) {
         let role = board.role_at(sq).expect("occupied square");
@@ -287,7 +307,7 @@ fn side_terms(board: &Board, us: Color, sign: i32, terms: &mut impl Terms) -> i3
                 } else if (ahead(sq, us, file_mask(file) | adjacent_files(file)) & their_pawns)
                     .is_empty()
                 {
-                    terms.weight(PASSED + relative_rank as usize, sign);
+                    passer(board, sq, us, relative_rank, sign, terms);
                 }
             }
             Role::King => {
@@ -298,6 +318,9 @@ fn side_terms(board: &Board, us: Color, sign: i32, terms: &mut impl Terms) -> i3
                 let reach = attacks::attacks(sq, role.of(us), occupied);
                 let mobility = (reach & mobility_area).count() as i32 - MOBILITY_BASE[r];
                 terms.weight(MOBILITY + r, sign * mobility);
+                if matches!(role, Role::Knight | Role::Bishop) {
+                    minor_reach |= reach;
+                }
                 let hits = (reach & king_zone).count() as i32;
                 if hits > 0 {
                     attackers += 1;
@@ -313,11 +336,42 @@ fn side_terms(board: &Board, us: Color, sign: i32, terms: &mut impl Terms) -> i3
     if (board.by_piece(Role::Bishop.of(us))).count() >= 2 {
         terms.weight(BISHOP_PAIR, sign);
     }
-    // One attacker alone is rarely dangerous; the danger grows with the square of the pressure.
+    // One attacker alone is rarely dangerous; the danger grows with the square of the pressure,
+    // up to 400 cp.
     if attackers >= 2 {
-        terms.fixed(Score(attack_units * attack_units / 4, 0) * sign);
+        let units = attack_units.min(KING_ATTACK_CAP);
+        terms.fixed(Score(units * units / 4, 0) * sign);
     }
+    let their_pieces = board.by_color(them) & !board.pawns() & !board.kings();
+    let pawn_threats = pawn_attacks_of(board, us) & their_pieces;
+    terms.weight(THREAT_BY_PAWN, sign * pawn_threats.count() as i32);
+    let heavy = board.by_color(them) & (board.rooks() | board.queens());
+    terms.weight(THREAT_BY_MINOR, sign * (minor_reach & heavy).count() as i32);
     phase
+}
+
+/// A passed pawn of `us` on `sq`: its rank bonus, more when its stop square is empty, and the
+/// kings' race to that square, which decides most pawn endings.
+fn passer(
+    board: &Board,
+    sq: Square,
+    us: Color,
+    relative_rank: u32,
+    sign: i32,
+    terms: &mut impl Terms,
+) {
+    let rank = relative_rank as usize;
+    terms.weight(PASSED + rank, sign);
+    let Some(stop) = sq.offset(if us == Color::White { 8 } else { -8 }) else {
+        return;
+    };
+    if !board.occupied().contains(stop) {
+        terms.weight(PASSED_FREE + rank, sign);
+    }
+    if let (Some(ours), Some(theirs)) = (board.king_of(us), board.king_of(!us)) {
+        let race = stop.distance(theirs) as i32 - stop.distance(ours) as i32;
+        terms.weight(PASSER_KING, sign * race * (relative_rank as i32 - 2).max(0));
+    }
 }
 
 /// White's terms minus Black's into `terms`; returns the game phase (0 endgame - 24).
@@ -327,8 +381,42 @@ fn terms(board: &Board, terms: &mut impl Terms) -> i32 {
     phase.min(PHASE_MAX)
 }
 
-fn blend(score: Score, phase: i32) -> i32 {
-    (score.0 * phase + score.1 * (PHASE_MAX - phase)) / PHASE_MAX
+/// Endgame scale, in eighths, for material that rarely wins whatever the count says.
+const SCALE_NORMAL: i32 = 8;
+
+/// How much of its score the side ahead (by `eg`'s sign) can hope to realise:
+/// without pawns, an edge of less than a rook, or knights alone, seldom mates (1/8); bishops of
+/// opposite colours with nothing else but pawns draw often (1/2).
+fn endgame_scale(board: &Board, eg: i32) -> i32 {
+    let strong = if eg > 0 { Color::White } else { Color::Black };
+    let weak = !strong;
+    let non_pawn = |c: Color| {
+        let b = board.by_color(c);
+        300 * (b & (board.knights() | board.bishops())).count() as i32
+            + 500 * (b & board.rooks()).count() as i32
+            + 900 * (b & board.queens()).count() as i32
+    };
+    let strong_pieces = board.by_color(strong) & !board.pawns() & !board.kings();
+    if (board.by_color(strong) & board.pawns()).is_empty() {
+        let edge = non_pawn(strong) - non_pawn(weak);
+        if edge < 400 || (strong_pieces & !board.knights()).is_empty() {
+            return 1;
+        }
+    }
+    let bishops = board.bishops();
+    let only_bishops = (board.occupied() & !board.pawns() & !board.kings()) == bishops;
+    let (white_b, black_b) = (bishops & board.white(), bishops & board.black());
+    if only_bishops && white_b.count() == 1 && black_b.count() == 1 {
+        let light = |b: Bitboard| (b & Bitboard::LIGHT_SQUARES).any();
+        if light(white_b) != light(black_b) {
+            return SCALE_NORMAL / 2;
+        }
+    }
+    SCALE_NORMAL
+}
+
+fn blend(score: Score, phase: i32, scale: i32) -> i32 {
+    (score.0 * phase + score.1 * (PHASE_MAX - phase)) * scale / (PHASE_MAX * SCALE_NORMAL)
 }
 
 /// The static evaluation from the side to move's point of view.
@@ -337,7 +425,8 @@ pub fn evaluate(pos: &Chess) -> i32 {
         total: Score::default(),
     };
     let phase = terms(pos.board(), &mut sum);
-    let white = blend(sum.total, phase);
+    let scale = endgame_scale(pos.board(), sum.total.1);
+    let white = blend(sum.total, phase, scale);
     let score = match pos.turn() {
         Color::White => white,
         Color::Black => -white,
@@ -346,10 +435,12 @@ pub fn evaluate(pos: &Chess) -> i32 {
 }
 
 /// A position as the tuner sees it: the evaluation is linear in the weights,
-/// `blend(sum(weights[i] * count) + fixed, phase)` from White's side, plus the tempo.
+/// `blend(sum(weights[i] * count) + fixed, phase, scale)` from White's side, plus the tempo.
 #[derive(Clone, Debug, Default)]
 pub struct Features {
     pub phase: i32,
+    /// The endgame scale (eighths) the engine's weights give; the tuner keeps it fixed.
+    pub scale: i32,
     pub counts: Vec<(u16, i16)>,
     pub fixed: Score,
     /// The tempo bonus from White's side.
@@ -376,8 +467,11 @@ pub fn features(pos: &Chess) -> Features {
         fixed: Score::default(),
     };
     let phase = terms(pos.board(), &mut record);
+    let eg = (record.counts.iter().zip(WEIGHTS.iter()))
+        .fold(record.fixed.1, |eg, (&count, weight)| eg + count * weight.1);
     Features {
         phase,
+        scale: endgame_scale(pos.board(), eg),
         counts: (record.counts.iter().enumerate())
             .filter(|(_, &c)| c != 0)
             .map(|(i, &c)| (i as u16, c as i16))
@@ -399,8 +493,9 @@ impl Features {
             mg += weights[i as usize].0 * c as f64;
             eg += weights[i as usize].1 * c as f64;
         }
-        (mg * self.phase as f64 + eg * (PHASE_MAX - self.phase) as f64) / PHASE_MAX as f64
-            + self.tempo as f64
+        let blended =
+            (mg * self.phase as f64 + eg * (PHASE_MAX - self.phase) as f64) / PHASE_MAX as f64;
+        blended * self.scale as f64 / SCALE_NORMAL as f64 + self.tempo as f64
     }
 }
 
@@ -440,5 +535,35 @@ mod tests {
         let far = eval_fen("4k3/8/8/8/8/8/P7/4K3 w - - 0 1");
         let near = eval_fen("4k3/P7/8/8/8/8/8/4K3 w - - 0 1");
         assert!(near > far + 100, "{near} vs {far}");
+    }
+
+    #[test]
+    fn a_passer_the_defending_king_cannot_catch_counts_more() {
+        // The same passer on a6; only the black king's distance from a7 differs.
+        let caught = eval_fen("1k6/8/P7/8/8/8/8/7K w - - 0 1");
+        let free = eval_fen("7k/8/P7/8/8/8/8/7K w - - 0 1");
+        assert!(free > caught + 20, "{free} vs {caught}");
+    }
+
+    #[test]
+    fn a_pawn_attacking_a_piece_is_a_threat() {
+        // Black's knight on d5: attacked by the e4 pawn in the first, not the e3 pawn in the second.
+        let attacked = eval_fen("4k3/5ppp/8/3n4/4P3/8/5PPP/4K3 w - - 0 1");
+        let safe = eval_fen("4k3/5ppp/8/3n4/8/4P3/5PPP/4K3 w - - 0 1");
+        assert!(attacked > safe + 20, "{attacked} vs {safe}");
+    }
+
+    #[test]
+    fn material_that_cannot_win_is_scaled_down() {
+        // A rook against a bishop, and two knights, score far below their material edge.
+        assert!(eval_fen("4k3/8/8/3b4/8/8/8/R3K3 w - - 0 1").abs() < 80);
+        assert!(eval_fen("4k3/8/8/8/8/8/8/1NN1K3 w - - 0 1").abs() < 100);
+        // A queen against a rook and two bishops against a bare king still win.
+        assert!(eval_fen("4k3/8/8/3r4/8/8/8/Q3K3 w - - 0 1") > 300);
+        assert!(eval_fen("4k3/8/8/8/8/8/8/2B1KB2 w - - 0 1") > 500);
+        // Bishops of opposite colours halve a pawn-up ending.
+        let opposite = eval_fen("4k3/8/3b4/8/8/2P5/P3B3/4K3 w - - 0 1");
+        let same = eval_fen("4k3/8/4b3/8/8/2P5/P3B3/4K3 w - - 0 1");
+        assert!(opposite * 3 < same * 2, "{opposite} vs {same}");
     }
 }

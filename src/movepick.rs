@@ -38,7 +38,17 @@ pub struct History {
     capture: Box<[i16]>,
     counter: Box<[[Option<Move>; 64]; 12]>,
     killers: Box<[[Option<Move>; 2]; MAX_PLY as usize + 2]>,
+    /// `[side to move][pawn key % CORRECTION_SIZE]`: how far searches found the static
+    /// evaluation off, in 1/CORRECTION_GRAIN centipawns.
+    correction: Box<[[i32; CORRECTION_SIZE]; 2]>,
 }
+
+const CORRECTION_SIZE: usize = 16_384;
+const CORRECTION_GRAIN: i32 = 256;
+/// Corrections stay within +-64 centipawns.
+const CORRECTION_MAX: i32 = 64 * CORRECTION_GRAIN;
+/// An update's weight (of 256) grows with the search depth up to this.
+const CORRECTION_WEIGHT_MAX: i32 = 16;
 
 impl Default for History {
     fn default() -> History {
@@ -48,6 +58,7 @@ impl Default for History {
             capture: vec![0; PIECE_TO * 6].into_boxed_slice(),
             counter: Box::new([[None; 64]; 12]),
             killers: Box::new([[None; 2]; MAX_PLY as usize + 2]),
+            correction: Box::new([[0; CORRECTION_SIZE]; 2]),
         }
     }
 }
@@ -125,6 +136,23 @@ impl History {
 
     pub fn clear_killers(&mut self, ply: usize) {
         self.killers[ply] = [None; 2];
+    }
+
+    /// `raw`, the static evaluation, moved by what searches of positions with the same pawns
+    /// found it to be off.
+    pub fn corrected_eval(&self, color: Color, pawn_key: u64, raw: i32) -> i32 {
+        let entry = self.correction[color as usize][pawn_key as usize % CORRECTION_SIZE];
+        raw + entry / CORRECTION_GRAIN
+    }
+
+    /// A search of `depth` found the position worth `error` more than its raw static
+    /// evaluation: the entry moves that way, more for deeper searches.
+    pub fn update_correction(&mut self, color: Color, pawn_key: u64, depth: i32, error: i32) {
+        let entry = &mut self.correction[color as usize][pawn_key as usize % CORRECTION_SIZE];
+        let weight = (depth + 1).min(CORRECTION_WEIGHT_MAX);
+        let target = error.clamp(-CORRECTION_MAX, CORRECTION_MAX) * CORRECTION_GRAIN;
+        let moved = (*entry * (256 - weight) + target * weight) / 256;
+        *entry = moved.clamp(-CORRECTION_MAX, CORRECTION_MAX);
     }
 
     /// The reply that refuted `previous` last time (by the moving piece and its target).
@@ -346,5 +374,26 @@ mod tests {
             assert_eq!(tactical.next_move(), Some(favourite));
             history.update_capture(Color::White, favourite, -8000);
         }
+    }
+
+    #[test]
+    fn correction_follows_search_results_within_its_bound() {
+        let mut history = History::default();
+        let (white_key, other_key) = (0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321);
+        assert_eq!(history.corrected_eval(Color::White, white_key, 50), 50);
+        // Deep searches keep finding the position 40 cp better than its evaluation.
+        for _ in 0..200 {
+            history.update_correction(Color::White, white_key, 12, 40);
+        }
+        let corrected = history.corrected_eval(Color::White, white_key, 50);
+        assert!((85..=90).contains(&corrected), "{corrected}");
+        // Only that side and that pawn structure are corrected.
+        assert_eq!(history.corrected_eval(Color::Black, white_key, 50), 50);
+        assert_eq!(history.corrected_eval(Color::White, other_key, 50), 50);
+        // However wrong the evaluation looks, the correction stays within 64 cp.
+        for _ in 0..500 {
+            history.update_correction(Color::White, white_key, 20, -5000);
+        }
+        assert_eq!(history.corrected_eval(Color::White, white_key, 0), -64);
     }
 }

@@ -95,6 +95,17 @@ struct Frame {
     excluded: Option<Move>,
 }
 
+/// The bound a node's best score has against the window it was searched with.
+fn bound_of(best_score: i32, alpha: i32, beta: i32) -> Bound {
+    if best_score >= beta {
+        Bound::Lower
+    } else if best_score > alpha {
+        Bound::Exact
+    } else {
+        Bound::Upper
+    }
+}
+
 /// Late-move reduction in plies, by depth and move number (`0.75 + ln d * ln m / 2.25`).
 fn lmr_table() -> Box<[[i32; 64]; 64]> {
     let mut table = Box::new([[0; 64]; 64]);
@@ -479,10 +490,17 @@ impl<'a> Worker<'a> {
             }
         }
 
-        let static_eval = if in_check {
+        // The table keeps the raw evaluation; the search uses it corrected by pawn structure.
+        let raw_eval = if in_check {
             EVAL_NONE
         } else {
             hit.map_or_else(|| evaluate(self.board.pos()), |h| h.eval)
+        };
+        let pawn_key = self.board.pawn_key();
+        let static_eval = if in_check {
+            EVAL_NONE
+        } else {
+            self.corrected(pawn_key, raw_eval)
         };
         // The table's bound, where it is tighter, is a better guess than the static eval
         // (but not without the table's move, which the bound may owe everything to).
@@ -715,16 +733,34 @@ impl<'a> Worker<'a> {
             // the result leaves out a move. With no other legal move, alpha stands.
             return best_score.max(alpha);
         }
-        self.store(
-            key,
-            ply,
-            best_move,
-            best_score,
-            (original_alpha, beta),
-            static_eval,
-            depth,
-        );
+        let bound = bound_of(best_score, original_alpha, beta);
+        // A quiet best move's score says how far the evaluation of this pawn structure was
+        // off, where the bound does not leave that in doubt.
+        let trusted = match bound {
+            Bound::Lower => best_score > static_eval,
+            Bound::Upper => best_score < static_eval,
+            _ => true,
+        };
+        if !in_check
+            && trusted
+            && best_score.abs() < MATE_BOUND
+            && best_move.is_none_or(|mv| !is_tactical(mv))
+        {
+            let us = self.board.turn();
+            self.history
+                .update_correction(us, pawn_key, depth, best_score - raw_eval);
+        }
+        self.store(key, ply, best_move, best_score, bound, raw_eval, depth);
         best_score
+    }
+
+    /// The static evaluation corrected by what this thread's searches learned of the pawns,
+    /// kept clear of the mate range.
+    fn corrected(&self, pawn_key: u64, raw_eval: i32) -> i32 {
+        let corrected = self
+            .history
+            .corrected_eval(self.board.turn(), pawn_key, raw_eval);
+        corrected.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
     /// Singular extension: whether the table move `mv` is the only good move here, found by a
@@ -766,7 +802,7 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Records a node's result with the bound its score has against the original window.
+    /// Records a node's result and the raw static evaluation.
     #[allow(clippy::too_many_arguments)]
     fn store(
         &mut self,
@@ -774,17 +810,10 @@ impl<'a> Worker<'a> {
         ply: usize,
         best_move: Option<Move>,
         best_score: i32,
-        (alpha, beta): (i32, i32),
+        bound: Bound,
         static_eval: i32,
         depth: i32,
     ) {
-        let bound = if best_score >= beta {
-            Bound::Lower
-        } else if best_score > alpha {
-            Bound::Exact
-        } else {
-            Bound::Upper
-        };
         let outcome = self.tt.store(
             key,
             ply as i32,
@@ -853,16 +882,17 @@ impl<'a> Worker<'a> {
             }
         }
         let original_alpha = alpha;
-        let (static_eval, mut best_score) = if in_check {
-            (EVAL_NONE, -MATE + ply as i32)
+        let (raw_eval, static_eval, mut best_score) = if in_check {
+            (EVAL_NONE, EVAL_NONE, -MATE + ply as i32)
         } else {
-            let eval = hit.map_or_else(|| evaluate(self.board.pos()), |h| h.eval);
+            let raw = hit.map_or_else(|| evaluate(self.board.pos()), |h| h.eval);
+            let eval = self.corrected(self.board.pawn_key(), raw);
             // Standing pat: the side to move need not capture.
             if eval >= beta {
                 return eval;
             }
             alpha = alpha.max(eval);
-            (eval, eval)
+            (raw, eval, eval)
         };
 
         let all = self.board.pos().legal_moves();
@@ -910,15 +940,8 @@ impl<'a> Worker<'a> {
                 }
             }
         }
-        self.store(
-            key,
-            ply,
-            best_move,
-            best_score,
-            (original_alpha, beta),
-            static_eval,
-            0,
-        );
+        let bound = bound_of(best_score, original_alpha, beta);
+        self.store(key, ply, best_move, best_score, bound, raw_eval, 0);
         best_score
     }
 }

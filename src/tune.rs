@@ -114,11 +114,13 @@ pub fn tune(
             // d(error)/d(eval) for this sample; the eval's derivative in each weight is its
             // count, split between middlegame and endgame by the phase.
             let d = -2.0 * (s.result - p) * p * (1.0 - p) * scale;
+            let d = d * s.features.scale as f64 / 8.0;
             let mg_share = s.features.phase as f64 / 24.0;
+            let eg_share = 1.0 - mg_share;
             for &(i, c) in &s.features.counts {
                 let g = &mut gradient[i as usize];
                 g.0 += d * c as f64 * mg_share;
-                g.1 += d * c as f64 * (1.0 - mg_share);
+                g.1 += d * c as f64 * eg_share;
             }
         }
         let n = samples.len().max(1) as f64;
