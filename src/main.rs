@@ -45,6 +45,10 @@ enum Command {
         /// Step size in centipawns.
         #[arg(long, default_value_t = 1.0)]
         rate: f64,
+        /// Tune the piece values and piece-square tables too (780 numbers: give it millions of
+        /// positions).
+        #[arg(long)]
+        tables: bool,
     },
     /// Measure the transposition table alone: 4 KiB vs 2 MiB pages, prefetch, clear.
     TtBench {
@@ -103,6 +107,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
             data,
             iterations,
             rate,
+            tables,
         }) => {
             let text = std::fs::read_to_string(&data)
                 .map_err(|e| format!("cannot read {}: {e}", data.display()))?;
@@ -111,7 +116,9 @@ fn run(command: Option<Command>) -> Result<(), String> {
                 return Err(format!("no labelled positions in {}", data.display()));
             }
             eprintln!("{} positions read, {skipped} lines skipped", samples.len());
-            let report = tune::tune(&samples, iterations, rate, |line| eprintln!("{line}"));
+            let report = tune::tune(&samples, iterations, rate, tables, |line| {
+                eprintln!("{line}")
+            });
             eprintln!(
                 "K {:.4}: error {:.6} -> {:.6}",
                 report.k, report.error_before, report.error_after

@@ -89,11 +89,13 @@ pub struct TuneReport {
     pub weights: Vec<(f64, f64)>,
 }
 
-/// Runs `iterations` Adam steps of size `rate` (centipawns) from the engine's weights.
+/// Runs `iterations` Adam steps of size `rate` (centipawns) from the engine's weights; the
+/// piece values and piece-square tables stay as they are unless `tables` is set.
 pub fn tune(
     samples: &[Sample],
     iterations: usize,
     rate: f64,
+    tables: bool,
     mut log: impl FnMut(&str),
 ) -> TuneReport {
     let mut weights: Vec<(f64, f64)> = WEIGHTS.iter().map(|s| (s.0 as f64, s.1 as f64)).collect();
@@ -126,7 +128,7 @@ pub fn tune(
         let n = samples.len().max(1) as f64;
         let correction1 = 1.0 - beta1.powi(step as i32);
         let correction2 = 1.0 - beta2.powi(step as i32);
-        for i in 0..N_WEIGHTS {
+        for i in (0..N_WEIGHTS).filter(|&i| tables || !eval::is_base_value(i)) {
             let g = (gradient[i].0 / n, gradient[i].1 / n);
             m[i] = (
                 beta1 * m[i].0 + (1.0 - beta1) * g.0,
@@ -229,12 +231,23 @@ mod tests {
             .map(|(i, fen)| format!("{fen} [{}]\n", if i % 2 == 0 { "0.0" } else { "1.0" }))
             .collect();
         let (samples, _) = load(&text);
-        let report = tune(&samples, 100, 2.0, |_| {});
+        let report = tune(&samples, 100, 2.0, true, |_| {});
         assert!(
             report.error_after < report.error_before,
             "{} -> {}",
             report.error_before,
             report.error_after
         );
+        let frozen = tune(&samples, 100, 2.0, false, |_| {});
+        for (i, (new, old)) in frozen.weights.iter().zip(WEIGHTS.iter()).enumerate() {
+            if eval::is_base_value(i) {
+                assert_eq!(
+                    *new,
+                    (old.0 as f64, old.1 as f64),
+                    "{}",
+                    eval::weight_name(i)
+                );
+            }
+        }
     }
 }
