@@ -135,6 +135,15 @@ pub fn weight_name(index: usize) -> String {
 /// by `ferrite tune` to 238,300 positions from the engine's own games (base values frozen).
 pub static WEIGHTS: [Score; N_WEIGHTS] = default_weights();
 
+/// Writes `values` into `w` from index `start` on.
+const fn set_run(w: &mut [Score; N_WEIGHTS], start: usize, values: &[(i32, i32)]) {
+    let mut i = 0;
+    while i < values.len() {
+        w[start + i] = Score(values[i].0, values[i].1);
+        i += 1;
+    }
+}
+
 const fn default_weights() -> [Score; N_WEIGHTS] {
     let mut w = [Score(0, 0); N_WEIGHTS];
     let mut r = 0;
@@ -148,11 +157,7 @@ const fn default_weights() -> [Score; N_WEIGHTS] {
         r += 1;
     }
     let mobility = [(0, 0), (1, 5), (1, 10), (1, 3), (5, -1), (0, 0)];
-    let mut i = 0;
-    while i < 6 {
-        w[MOBILITY + i] = Score(mobility[i].0, mobility[i].1);
-        i += 1;
-    }
+    set_run(&mut w, MOBILITY, &mobility);
     let passed = [
         (0, 0),
         (-31, 29),
@@ -163,11 +168,7 @@ const fn default_weights() -> [Score; N_WEIGHTS] {
         (151, -58),
         (0, 0),
     ];
-    let mut i = 0;
-    while i < 8 {
-        w[PASSED + i] = Score(passed[i].0, passed[i].1);
-        i += 1;
-    }
+    set_run(&mut w, PASSED, &passed);
     w[ISOLATED] = Score(-3, -13);
     w[DOUBLED] = Score(-31, -23);
     w[BISHOP_PAIR] = Score(18, 55);
@@ -186,11 +187,7 @@ const fn default_weights() -> [Score; N_WEIGHTS] {
         (100, 81),
         (0, 0),
     ];
-    let mut i = 0;
-    while i < 8 {
-        w[PASSED_FREE + i] = Score(passed_free[i].0, passed_free[i].1);
-        i += 1;
-    }
+    set_run(&mut w, PASSED_FREE, &passed_free);
     w[PASSER_KING] = Score(-3, 10);
     let connected = [
         (0, 0),
@@ -202,11 +199,7 @@ const fn default_weights() -> [Score; N_WEIGHTS] {
         (220, 19),
         (0, 0),
     ];
-    let mut i = 0;
-    while i < 8 {
-        w[CONNECTED + i] = Score(connected[i].0, connected[i].1);
-        i += 1;
-    }
+    set_run(&mut w, CONNECTED, &connected);
     w[BACKWARD] = Score(-22, -24);
     w[OUTPOST] = Score(23, 33);
     w[OUTPOST + 1] = Score(27, -39);
