@@ -327,15 +327,36 @@ struct Side {
     attackers: i32,
 }
 
+/// Squares each side's pawns attack, by colour: both sides' terms need both.
+struct PawnAttacks {
+    white: Bitboard,
+    black: Bitboard,
+}
+
+impl PawnAttacks {
+    fn of(&self, color: Color) -> Bitboard {
+        match color {
+            Color::White => self.white,
+            Color::Black => self.black,
+        }
+    }
+}
+
 /// Adds `us`'s own terms with sign `sign` (+1 White, -1 Black): material, tables, pawn
 /// structure, mobility, outposts, open files, the bishop pair.
-fn side_terms(board: &Board, us: Color, sign: i32, terms: &mut impl Terms) -> Side {
+fn side_terms(
+    board: &Board,
+    us: Color,
+    pawn_attacks: &PawnAttacks,
+    sign: i32,
+    terms: &mut impl Terms,
+) -> Side {
     let them = !us;
     let occupied = board.occupied();
     let our_pawns = board.by_piece(Role::Pawn.of(us));
     let their_pawns = board.by_piece(Role::Pawn.of(them));
-    let our_pawn_attacks = pawn_attacks_of(board, us);
-    let their_pawn_attacks = pawn_attacks_of(board, them);
+    let our_pawn_attacks = pawn_attacks.of(us);
+    let their_pawn_attacks = pawn_attacks.of(them);
     let mobility_area = !board.by_color(us) & !their_pawn_attacks;
     let their_king = board.king_of(them);
     let king_zone = their_king.map_or(Bitboard::EMPTY, attacks::king_attacks);
@@ -499,8 +520,12 @@ fn passer(
 
 /// White's terms minus Black's into `terms`; returns the game phase (0 endgame - 24).
 fn terms(board: &Board, terms: &mut impl Terms) -> i32 {
-    let white = side_terms(board, Color::White, 1, terms);
-    let black = side_terms(board, Color::Black, -1, terms);
+    let pawn_attacks = PawnAttacks {
+        white: pawn_attacks_of(board, Color::White),
+        black: pawn_attacks_of(board, Color::Black),
+    };
+    let white = side_terms(board, Color::White, &pawn_attacks, 1, terms);
+    let black = side_terms(board, Color::Black, &pawn_attacks, -1, terms);
     pressure(board, Color::White, &white, &black, 1, terms);
     pressure(board, Color::Black, &black, &white, -1, terms);
     (white.phase + black.phase).min(PHASE_MAX)
