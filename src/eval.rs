@@ -22,56 +22,6 @@ impl std::ops::Mul<i32> for Score {
     }
 }
 
-// Material and piece-square tables: Ronald Friederich's PeSTO values, as published on the
-// Chess Programming Wiki ("PeSTO's Evaluation Function") and in the CCC thread "New uci
-// engine: Rofchade" (2018). Tables read like a diagram: index 0 is a8, 63 is h1.
-const MG_VALUE: [i32; 6] = [82, 337, 365, 477, 1025, 0];
-const EG_VALUE: [i32; 6] = [94, 281, 297, 512, 936, 0];
-
-#[rustfmt::skip]
-const MG_TABLE: [[i32; 64]; 6] = [
-    [0, 0, 0, 0, 0, 0, 0, 0, 98, 134, 61, 95, 68, 126, 34, -11, -6, 7, 26, 31, 65, 56, 25, -20,
-     -14, 13, 6, 21, 23, 12, 17, -23, -27, -2, -5, 12, 17, 6, 10, -25, -26, -4, -4, -10, 3, 3, 33, -12,
-     -35, -1, -20, -23, -15, 24, 38, -22, 0, 0, 0, 0, 0, 0, 0, 0],
-    [-167, -89, -34, -49, 61, -97, -15, -107, -73, -41, 72, 36, 23, 62, 7, -17, -47, 60, 37, 65, 84, 129, 73, 44,
-     -9, 17, 19, 53, 37, 69, 18, 22, -13, 4, 16, 13, 28, 19, 21, -8, -23, -9, 12, 10, 19, 17, 25, -16,
-     -29, -53, -12, -3, -1, 18, -14, -19, -105, -21, -58, -33, -17, -28, -19, -23],
-    [-29, 4, -82, -37, -25, -42, 7, -8, -26, 16, -18, -13, 30, 59, 18, -47, -16, 37, 43, 40, 35, 50, 37, -2,
-     -4, 5, 19, 50, 37, 37, 7, -2, -6, 13, 13, 26, 34, 12, 10, 4, 0, 15, 15, 15, 14, 27, 18, 10,
-     4, 15, 16, 0, 7, 21, 33, 1, -33, -3, -14, -21, -13, -12, -39, -21],
-    [32, 42, 32, 51, 63, 9, 31, 43, 27, 32, 58, 62, 80, 67, 26, 44, -5, 19, 26, 36, 17, 45, 61, 16,
-     -24, -11, 7, 26, 24, 35, -8, -20, -36, -26, -12, -1, 9, -7, 6, -23, -45, -25, -16, -17, 3, 0, -5, -33,
-     -44, -16, -20, -9, -1, 11, -6, -71, -19, -13, 1, 17, 16, 7, -37, -26],
-    [-28, 0, 29, 12, 59, 44, 43, 45, -24, -39, -5, 1, -16, 57, 28, 54, -13, -17, 7, 8, 29, 56, 47, 57,
-     -27, -27, -16, -16, -1, 17, -2, 1, -9, -26, -9, -10, -2, -4, 3, -3, -14, 2, -11, -2, -5, 2, 14, 5,
-     -35, -8, 11, 2, 8, 15, -3, 1, -1, -18, -9, 10, -15, -25, -31, -50],
-    [-65, 23, 16, -15, -56, -34, 2, 13, 29, -1, -20, -7, -8, -4, -38, -29, -9, 24, 2, -16, -20, 6, 22, -22,
-     -17, -20, -12, -27, -30, -25, -14, -36, -49, -1, -27, -39, -46, -44, -33, -51, -14, -14, -22, -46, -44, -30, -15, -27,
-     1, 7, -8, -64, -43, -16, 9, 8, -15, 36, 12, -54, 8, -28, 24, 14],
-];
-
-#[rustfmt::skip]
-const EG_TABLE: [[i32; 64]; 6] = [
-    [0, 0, 0, 0, 0, 0, 0, 0, 178, 173, 158, 134, 147, 132, 165, 187, 94, 100, 85, 67, 56, 53, 82, 84,
-     32, 24, 13, 5, -2, 4, 17, 17, 13, 9, -3, -7, -7, -8, 3, -1, 4, 7, -6, 1, 0, -5, -1, -8,
-     13, 8, 8, 10, 13, 0, 2, -7, 0, 0, 0, 0, 0, 0, 0, 0],
-    [-58, -38, -13, -28, -31, -27, -63, -99, -25, -8, -25, -2, -9, -25, -24, -52, -24, -20, 10, 9, -1, -9, -19, -41,
-     -17, 3, 22, 22, 22, 11, 8, -18, -18, -6, 16, 25, 16, 17, 4, -18, -23, -3, -1, 15, 10, -3, -20, -22,
-     -42, -20, -10, -5, -2, -20, -23, -44, -29, -51, -23, -15, -22, -18, -50, -64],
-    [-14, -21, -11, -8, -7, -9, -17, -24, -8, -4, 7, -12, -3, -13, -4, -14, 2, -8, 0, -1, -2, 6, 0, 4,
-     -3, 9, 12, 9, 14, 10, 3, 2, -6, 3, 13, 19, 7, 10, -3, -9, -12, -3, 8, 10, 13, 3, -7, -15,
-     -14, -18, -7, -1, 4, -9, -15, -27, -23, -9, -23, -5, -9, -16, -5, -17],
-    [13, 10, 18, 15, 12, 12, 8, 5, 11, 13, 13, 11, -3, 3, 8, 3, 7, 7, 7, 5, 4, -3, -5, -3,
-     4, 3, 13, 1, 2, 1, -1, 2, 3, 5, 8, 4, -5, -6, -8, -11, -4, 0, -5, -1, -7, -12, -8, -16,
-     -6, -6, 0, 2, -9, -9, -11, -3, -9, 2, 3, -1, -5, -13, 4, -20],
-    [-9, 22, 22, 27, 27, 19, 10, 20, -17, 20, 32, 41, 58, 25, 30, 0, -20, 6, 9, 49, 47, 35, 19, 9,
-     3, 22, 24, 45, 57, 40, 57, 36, -18, 28, 19, 47, 31, 34, 39, 23, -16, -27, 15, 6, 9, 17, 10, 5,
-     -22, -23, -30, -16, -16, -23, -36, -32, -33, -28, -22, -43, -5, -32, -20, -41],
-    [-74, -35, -18, -18, -11, 15, 4, -17, -12, 17, 14, 17, 17, 38, 23, 11, 10, 17, 23, 15, 20, 45, 44, 13,
-     -8, 22, 24, 27, 26, 33, 26, 3, -18, -4, 21, 24, 27, 23, 9, -11, -19, -3, 11, 21, 23, 16, 7, -9,
-     -27, -11, 4, 13, 14, 4, -5, -17, -53, -34, -21, -11, -28, -14, -24, -43],
-];
-
 const PHASE_WEIGHT: [i32; 6] = [0, 1, 1, 2, 4, 0];
 const PHASE_MAX: i32 = 24;
 
@@ -79,8 +29,8 @@ const PHASE_MAX: i32 = 24;
 // (`tune`) and the engine evaluate through the same code. Indices:
 const MATERIAL: usize = 0; // 6: by role, pawn first
 const PSQT: usize = MATERIAL + 6; // 6 x 64: by role, then table index (a8 first)
-const MOBILITY: usize = PSQT + 6 * 64; // 6: per reachable square, by role
-const PASSED: usize = MOBILITY + 6; // 8: by relative rank
+const MOBILITY: usize = PSQT + 6 * 64; // 66: by role and number of squares reached
+const PASSED: usize = MOBILITY + MOBILITY_LEN; // 8: by relative rank
 const ISOLATED: usize = PASSED + 8;
 const DOUBLED: usize = ISOLATED + 1;
 const BISHOP_PAIR: usize = DOUBLED + 1;
@@ -96,12 +46,18 @@ const BACKWARD: usize = CONNECTED + 8;
 const OUTPOST: usize = BACKWARD + 1; // 2: knight, bishop
 const THREAT_BY_ROOK: usize = OUTPOST + 2; // per enemy queen a rook attacks
 const HANGING: usize = THREAT_BY_ROOK + 1; // per enemy piece attacked and not defended
+const KING_DANGER: usize = HANGING + 1; // 41: by attack units on the enemy king, capped
 /// Number of tunable (middlegame, endgame) weights.
-pub const N_WEIGHTS: usize = HANGING + 1;
+pub const N_WEIGHTS: usize = KING_DANGER + KING_ATTACK_CAP as usize + 1;
 
-/// Whether weight `index` is a piece value or piece-square table entry: the published base
-/// (390 pairs) that needs far more, and more varied, positions to tune than the few dozen
-/// positional weights. On self-play data the piece values drift far (a queen of 1477 cp).
+/// Where each role's mobility weights start (knight 0-8 squares, bishop 0-13, rook 0-14,
+/// queen 0-27), relative to `MOBILITY`.
+const MOBILITY_START: [usize; 6] = [0, 0, 9, 23, 38, 0];
+const MOBILITY_LEN: usize = 66;
+
+/// Whether weight `index` is a piece value or piece-square table entry: 390 pairs that need far
+/// more, and better labelled, positions than the other weights. Fitted to game results from
+/// self-play, the piece values drift far (a queen of 1477 cp).
 pub fn is_base_value(index: usize) -> bool {
     (MATERIAL..MOBILITY).contains(&index)
 }
@@ -111,7 +67,11 @@ pub fn weight_name(index: usize) -> String {
     match index {
         i if i < PSQT => format!("material[{}]", i - MATERIAL),
         i if i < MOBILITY => format!("psqt[{}][{}]", (i - PSQT) / 64, (i - PSQT) % 64),
-        i if i < PASSED => format!("mobility[{}]", i - MOBILITY),
+        i if i < PASSED => {
+            let i = i - MOBILITY;
+            let r = (1..5).rev().find(|&r| i >= MOBILITY_START[r]).unwrap_or(1);
+            format!("mobility[{r}][{}]", i - MOBILITY_START[r])
+        }
         i if i < ISOLATED => format!("passed[{}]", i - PASSED),
         ISOLATED => "isolated".into(),
         DOUBLED => "doubled".into(),
@@ -127,90 +87,15 @@ pub fn weight_name(index: usize) -> String {
         BACKWARD => "backward".into(),
         i if i < THREAT_BY_ROOK => format!("outpost[{}]", i - OUTPOST),
         THREAT_BY_ROOK => "threat_by_rook".into(),
-        _ => "hanging".into(),
+        HANGING => "hanging".into(),
+        i => format!("king_danger[{}]", i - KING_DANGER),
     }
 }
 
-/// The weights the engine plays with: PeSTO's material and tables, and positional terms fitted
-/// by `ferrite tune` to 238,300 positions from the engine's own games (base values frozen).
-pub static WEIGHTS: [Score; N_WEIGHTS] = default_weights();
-
-/// Writes `values` into `w` from index `start` on.
-const fn set_run(w: &mut [Score; N_WEIGHTS], start: usize, values: &[(i32, i32)]) {
-    let mut i = 0;
-    while i < values.len() {
-        w[start + i] = Score(values[i].0, values[i].1);
-        i += 1;
-    }
-}
-
-const fn default_weights() -> [Score; N_WEIGHTS] {
-    let mut w = [Score(0, 0); N_WEIGHTS];
-    let mut r = 0;
-    while r < 6 {
-        w[MATERIAL + r] = Score(MG_VALUE[r], EG_VALUE[r]);
-        let mut i = 0;
-        while i < 64 {
-            w[PSQT + r * 64 + i] = Score(MG_TABLE[r][i], EG_TABLE[r][i]);
-            i += 1;
-        }
-        r += 1;
-    }
-    let mobility = [(0, 0), (1, 5), (1, 10), (1, 3), (5, -1), (0, 0)];
-    set_run(&mut w, MOBILITY, &mobility);
-    let passed = [
-        (0, 0),
-        (-31, 29),
-        (-12, 42),
-        (-42, 18),
-        (-10, 94),
-        (-5, 34),
-        (151, -58),
-        (0, 0),
-    ];
-    set_run(&mut w, PASSED, &passed);
-    w[ISOLATED] = Score(-3, -13);
-    w[DOUBLED] = Score(-31, -23);
-    w[BISHOP_PAIR] = Score(18, 55);
-    w[ROOK_OPEN] = Score(13, 11);
-    w[ROOK_SEMI_OPEN] = Score(18, 26);
-    w[SHIELD_PAWN] = Score(16, -12);
-    w[THREAT_BY_PAWN] = Score(36, 35);
-    w[THREAT_BY_MINOR] = Score(42, -5);
-    let passed_free = [
-        (0, 0),
-        (48, -20),
-        (-51, 2),
-        (30, 19),
-        (18, -9),
-        (8, 37),
-        (100, 81),
-        (0, 0),
-    ];
-    set_run(&mut w, PASSED_FREE, &passed_free);
-    w[PASSER_KING] = Score(-3, 10);
-    let connected = [
-        (0, 0),
-        (6, -9),
-        (9, -2),
-        (4, 4),
-        (34, 2),
-        (174, -9),
-        (220, 19),
-        (0, 0),
-    ];
-    set_run(&mut w, CONNECTED, &connected);
-    w[BACKWARD] = Score(-22, -24);
-    w[OUTPOST] = Score(23, 33);
-    w[OUTPOST + 1] = Score(27, -39);
-    w[THREAT_BY_ROOK] = Score(-21, 123);
-    w[HANGING] = Score(15, 21);
-    w
-}
+/// The weights the engine plays with, fitted by `ferrite tune` (see `src/weights.rs`).
+pub use crate::weights::WEIGHTS;
 
 // Terms that are not tuned.
-/// Squares a piece of each kind typically reaches, so mobility is centred on zero.
-const MOBILITY_BASE: [i32; 6] = [0, 4, 6, 7, 13, 0];
 /// Pressure on the zone around the king, by attacking piece kind.
 const KING_ATTACK_WEIGHT: [i32; 6] = [0, 2, 2, 3, 5, 0];
 /// Attack units beyond this add nothing: the king is lost anyway, and the search knows better.
@@ -230,8 +115,6 @@ trait Terms {
         self.weight(MATERIAL + role, sign);
         self.weight(PSQT + role * 64 + square, sign);
     }
-    /// A term with no tunable weight.
-    fn fixed(&mut self, score: Score);
 }
 
 /// Material and table weight of each piece on each square, folded into one lookup for play.
@@ -265,10 +148,6 @@ impl Terms for Sum {
     #[inline]
     fn piece(&mut self, role: usize, square: usize, sign: i32) {
         self.total += PIECE_SQUARE[role][square] * sign;
-    }
-    #[inline]
-    fn fixed(&mut self, score: Score) {
-        self.total += score;
     }
 }
 
@@ -415,8 +294,8 @@ fn side_terms(
             _ => {
                 let reach = attacks::attacks(sq, role.of(us), occupied);
                 side.attacks_by[r] |= reach;
-                let mobility = (reach & mobility_area).count() as i32 - MOBILITY_BASE[r];
-                terms.weight(MOBILITY + r, sign * mobility);
+                let squares = (reach & mobility_area).count() as usize;
+                terms.weight(MOBILITY + MOBILITY_START[r] + squares, sign);
                 let hits = (reach & king_zone).count() as i32;
                 if hits > 0 {
                     side.attackers += 1;
@@ -486,11 +365,9 @@ fn pressure(
         let squares = (ours.attacks_by[r] & from & safe).count() as i32;
         units += SAFE_CHECK_WEIGHT[r] * squares.min(2);
     }
-    // One attacker alone is rarely dangerous; the danger grows with the square of the pressure,
-    // up to 400 cp.
+    // One attacker alone is rarely dangerous; the danger grows faster than the pressure.
     if ours.attackers >= 2 {
-        let units = units.min(KING_ATTACK_CAP);
-        terms.fixed(Score(units * units / 4, 0) * sign);
+        terms.weight(KING_DANGER + units.min(KING_ATTACK_CAP) as usize, sign);
     }
 }
 
@@ -585,40 +462,34 @@ pub fn evaluate(pos: &Chess) -> i32 {
 }
 
 /// A position as the tuner sees it: the evaluation is linear in the weights,
-/// `blend(sum(weights[i] * count) + fixed, phase, scale)` from White's side, plus the tempo.
+/// `blend(sum(weights[i] * count), phase, scale)` from White's side, plus the tempo.
 #[derive(Clone, Debug, Default)]
 pub struct Features {
     pub phase: i32,
     /// The endgame scale (eighths) the engine's weights give; the tuner keeps it fixed.
     pub scale: i32,
     pub counts: Vec<(u16, i16)>,
-    pub fixed: Score,
     /// The tempo bonus from White's side.
     pub tempo: i32,
 }
 
 struct Record {
     counts: Vec<i32>,
-    fixed: Score,
 }
 
 impl Terms for Record {
     fn weight(&mut self, index: usize, count: i32) {
         self.counts[index] += count;
     }
-    fn fixed(&mut self, score: Score) {
-        self.fixed += score;
-    }
 }
 
 pub fn features(pos: &Chess) -> Features {
     let mut record = Record {
         counts: vec![0; N_WEIGHTS],
-        fixed: Score::default(),
     };
     let phase = terms(pos.board(), &mut record);
     let eg = (record.counts.iter().zip(WEIGHTS.iter()))
-        .fold(record.fixed.1, |eg, (&count, weight)| eg + count * weight.1);
+        .fold(0, |eg, (&count, weight)| eg + count * weight.1);
     Features {
         phase,
         scale: endgame_scale(pos.board(), eg),
@@ -626,7 +497,6 @@ pub fn features(pos: &Chess) -> Features {
             .filter(|(_, &c)| c != 0)
             .map(|(i, &c)| (i as u16, c as i16))
             .collect(),
-        fixed: record.fixed,
         tempo: if pos.turn() == Color::White {
             TEMPO
         } else {
@@ -638,7 +508,7 @@ pub fn features(pos: &Chess) -> Features {
 impl Features {
     /// White's evaluation with `weights`, as `evaluate` computes it with them (before rounding).
     pub fn white_eval(&self, weights: &[(f64, f64)]) -> f64 {
-        let (mut mg, mut eg) = (self.fixed.0 as f64, self.fixed.1 as f64);
+        let (mut mg, mut eg) = (0.0, 0.0);
         for &(i, c) in &self.counts {
             mg += weights[i as usize].0 * c as f64;
             eg += weights[i as usize].1 * c as f64;

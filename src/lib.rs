@@ -13,3 +13,4 @@ pub mod tt;
 pub mod tt_bench;
 pub mod tune;
 pub mod uci;
+pub mod weights;

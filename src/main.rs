@@ -49,6 +49,21 @@ enum Command {
         /// positions).
         #[arg(long)]
         tables: bool,
+        /// Pull towards the starting weights: adds PULL x (change in cp)^2 per weight to the
+        /// error (1e-8 keeps rarely seen weights near their start).
+        #[arg(long, default_value_t = 0.0)]
+        pull: f64,
+        /// Positions kept out of the fit: their error is reported before and after, with the
+        /// same K, to show whether the gain holds outside the sample.
+        #[arg(long, value_name = "FILE")]
+        holdout: Option<std::path::PathBuf>,
+        /// Also write the tuned weights as Rust source to this file (`src/weights.rs` is the
+        /// engine's), with this origin note in its header.
+        #[arg(long, value_name = "FILE")]
+        rust: Option<std::path::PathBuf>,
+        /// The origin note for `--rust`: where the data came from and how it was labelled.
+        #[arg(long, default_value = "")]
+        origin: String,
     },
     /// Measure the transposition table alone: 4 KiB vs 2 MiB pages, prefetch, clear.
     TtBench {
@@ -108,22 +123,50 @@ fn run(command: Option<Command>) -> Result<(), String> {
             iterations,
             rate,
             tables,
+            pull,
+            holdout,
+            rust,
+            origin,
         }) => {
-            let text = std::fs::read_to_string(&data)
-                .map_err(|e| format!("cannot read {}: {e}", data.display()))?;
-            let (samples, skipped) = tune::load(&text);
-            if samples.is_empty() {
-                return Err(format!("no labelled positions in {}", data.display()));
-            }
-            eprintln!("{} positions read, {skipped} lines skipped", samples.len());
-            let report = tune::tune(&samples, iterations, rate, tables, |line| {
-                eprintln!("{line}")
-            });
+            let read = |path: &std::path::Path| {
+                let text = std::fs::read_to_string(path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let (samples, skipped) = tune::load(&text);
+                if samples.is_empty() {
+                    return Err(format!("no labelled positions in {}", path.display()));
+                }
+                eprintln!(
+                    "{}: {} positions read, {skipped} lines skipped",
+                    path.display(),
+                    samples.len()
+                );
+                Ok(samples)
+            };
+            let samples = read(&data)?;
+            let holdout = holdout.as_deref().map(read).transpose()?;
+            let settings = tune::Settings {
+                iterations,
+                rate,
+                tables,
+                pull,
+            };
+            let report = tune::tune(&samples, &settings, |line| eprintln!("{line}"));
             eprintln!(
                 "K {:.4}: error {:.6} -> {:.6}",
                 report.k, report.error_before, report.error_after
             );
+            if let Some(holdout) = holdout {
+                eprintln!(
+                    "held out: error {:.6} -> {:.6}",
+                    tune::mean_error(&holdout, &tune::engine_weights(), report.k),
+                    tune::mean_error(&holdout, &report.weights, report.k)
+                );
+            }
             print!("{}", tune::format_weights(&report.weights));
+            if let Some(path) = rust {
+                std::fs::write(&path, tune::rust_source(&report.weights, &origin))
+                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+            }
             Ok(())
         }
         Some(Command::TtBench {

@@ -14,17 +14,23 @@ pub struct Sample {
     result: f64,
 }
 
-/// Reads the result marker of a data line: `[1.0]`/`[0.5]`/`[0.0]`, or `"1-0"`, `"0-1"`,
-/// `"1/2-1/2"` (with or without quotes), anywhere after the FEN.
+/// Reads the label of a data line, anywhere after the FEN: a game result `[1.0]`/`[0.5]`/
+/// `[0.0]` or `"1-0"`, `"0-1"`, `"1/2-1/2"` (with or without quotes), or an expected score
+/// in brackets such as `[0.734]` (as `scripts/label_positions.py` writes).
 fn parse_result(text: &str) -> Option<f64> {
     for token in text.split(|c: char| c.is_whitespace() || c == ';' || c == '"') {
-        let token = token.trim_matches(|c| c == '[' || c == ']');
         match token {
-            // Bare integers are not results: they are the FEN's move counters.
-            "1-0" | "1.0" => return Some(1.0),
-            "0-1" | "0.0" => return Some(0.0),
-            "1/2-1/2" | "0.5" => return Some(0.5),
-            _ => {}
+            "1-0" => return Some(1.0),
+            "0-1" => return Some(0.0),
+            "1/2-1/2" => return Some(0.5),
+            // Bare numbers are not labels: they are the FEN's move counters.
+            _ => {
+                let inner = token.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
+                let score = inner.and_then(|t| t.parse::<f64>().ok());
+                if let Some(score) = score.filter(|s| (0.0..=1.0).contains(s)) {
+                    return Some(score);
+                }
+            }
         }
     }
     None
@@ -57,7 +63,8 @@ fn sigmoid(k: f64, eval: f64) -> f64 {
     1.0 / (1.0 + 10f64.powf(-k * eval / 400.0))
 }
 
-fn mean_error(samples: &[Sample], weights: &[(f64, f64)], k: f64) -> f64 {
+/// The mean squared error of `sigmoid(K * eval)` against the labels.
+pub fn mean_error(samples: &[Sample], weights: &[(f64, f64)], k: f64) -> f64 {
     let total: f64 = samples
         .iter()
         .map(|s| (s.result - sigmoid(k, s.features.white_eval(weights))).powi(2))
@@ -89,16 +96,35 @@ pub struct TuneReport {
     pub weights: Vec<(f64, f64)>,
 }
 
-/// Runs `iterations` Adam steps of size `rate` (centipawns) from the engine's weights; the
-/// piece values and piece-square tables stay as they are unless `tables` is set.
-pub fn tune(
-    samples: &[Sample],
-    iterations: usize,
-    rate: f64,
-    tables: bool,
-    mut log: impl FnMut(&str),
-) -> TuneReport {
-    let mut weights: Vec<(f64, f64)> = WEIGHTS.iter().map(|s| (s.0 as f64, s.1 as f64)).collect();
+/// The weights the engine plays with, as the tuner's starting point.
+pub fn engine_weights() -> Vec<(f64, f64)> {
+    WEIGHTS.iter().map(|s| (s.0 as f64, s.1 as f64)).collect()
+}
+
+/// How `tune` runs.
+pub struct Settings {
+    /// Adam steps over the whole data.
+    pub iterations: usize,
+    /// Step size in centipawns.
+    pub rate: f64,
+    /// Whether the piece values and piece-square tables move too.
+    pub tables: bool,
+    /// Adds `pull * (w - start)^2` per weight (centipawns) to the error, so weights that few
+    /// positions speak for (a queen reaching 26 squares, a storm of 30 attack units) stay near
+    /// their starting values instead of fitting the noise.
+    pub pull: f64,
+}
+
+/// Runs Adam steps from the engine's weights.
+pub fn tune(samples: &[Sample], settings: &Settings, mut log: impl FnMut(&str)) -> TuneReport {
+    let Settings {
+        iterations,
+        rate,
+        tables,
+        pull,
+    } = *settings;
+    let start = engine_weights();
+    let mut weights = start.clone();
     let k = best_k(samples, &weights);
     let error_before = mean_error(samples, &weights, k);
     log(&format!(
@@ -129,7 +155,10 @@ pub fn tune(
         let correction1 = 1.0 - beta1.powi(step as i32);
         let correction2 = 1.0 - beta2.powi(step as i32);
         for i in (0..N_WEIGHTS).filter(|&i| tables || !eval::is_base_value(i)) {
-            let g = (gradient[i].0 / n, gradient[i].1 / n);
+            let g = (
+                gradient[i].0 / n + 2.0 * pull * (weights[i].0 - start[i].0),
+                gradient[i].1 / n + 2.0 * pull * (weights[i].1 - start[i].1),
+            );
             m[i] = (
                 beta1 * m[i].0 + (1.0 - beta1) * g.0,
                 beta1 * m[i].1 + (1.0 - beta1) * g.1,
@@ -178,6 +207,25 @@ pub fn format_weights(weights: &[(f64, f64)]) -> String {
         .collect()
 }
 
+/// The tuned weights as the source of `src/weights.rs`, which the engine plays with: one
+/// `Score(mg, eg)` per line, named. `origin` says where the weights came from.
+pub fn rust_source(weights: &[(f64, f64)], origin: &str) -> String {
+    let mut out = String::from(
+        "//! The evaluation weights, written by `ferrite tune --rust` (see README.md, \"Tuning\"):\n\
+         //! edit them by tuning again, or by hand for a new term's starting value.\n",
+    );
+    for line in origin.lines() {
+        out += &format!("//! {line}\n");
+    }
+    out += "\nuse crate::eval::{Score, N_WEIGHTS};\n\n#[rustfmt::skip]\n";
+    out += "pub const WEIGHTS: [Score; N_WEIGHTS] = [\n";
+    for (i, w) in weights.iter().enumerate() {
+        let (mg, eg) = (w.0.round() as i32, w.1.round() as i32);
+        out += &format!("    Score({mg}, {eg}), // {}\n", eval::weight_name(i));
+    }
+    out + "];\n"
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,7 +241,7 @@ mod tests {
 
     #[test]
     fn the_tuner_sees_the_engines_evaluation() {
-        let weights: Vec<(f64, f64)> = WEIGHTS.iter().map(|s| (s.0 as f64, s.1 as f64)).collect();
+        let weights = engine_weights();
         for fen in FENS {
             let board = Board::from_fen(fen, CastlingMode::Standard).unwrap();
             let engine = eval::evaluate(board.pos());
@@ -213,13 +261,33 @@ mod tests {
     #[test]
     fn results_are_read_in_the_usual_notations() {
         let text = format!(
-            "{} [1.0]\n{} \"0-1\";\n{} ; 1/2-1/2\nnot a position [1.0]\n{}\n",
-            FENS[0], FENS[1], FENS[2], FENS[3]
+            "{} [1.0]\n{} \"0-1\";\n{} ; 1/2-1/2\n{} [0.734]\nnot a position [1.0]\n{}\n{} [1.5]\n",
+            FENS[0], FENS[1], FENS[2], FENS[3], FENS[0], FENS[1]
         );
         let (samples, skipped) = load(&text);
         let results: Vec<f64> = samples.iter().map(|s| s.result).collect();
-        assert_eq!(results, vec![1.0, 0.0, 0.5]);
-        assert_eq!(skipped, 2);
+        assert_eq!(results, vec![1.0, 0.0, 0.5, 0.734]);
+        // The bad FEN, the line without a label, and the score outside [0, 1].
+        assert_eq!(skipped, 3);
+    }
+
+    #[test]
+    fn the_rust_source_holds_every_weight_in_order() {
+        let weights: Vec<(f64, f64)> = (0..N_WEIGHTS)
+            .map(|i| (i as f64, -0.6 * i as f64))
+            .collect();
+        let source = rust_source(&weights, "test data");
+        assert!(source.contains("//! test data\n"));
+        let read: Vec<(f64, f64)> = source
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("Score(")?.split_once("), //"))
+            .map(|(pair, _)| {
+                let (mg, eg) = pair.split_once(", ").unwrap();
+                (mg.parse().unwrap(), eg.parse().unwrap())
+            })
+            .collect();
+        let rounded: Vec<(f64, f64)> = weights.iter().map(|w| (w.0, w.1.round())).collect();
+        assert_eq!(read, rounded);
     }
 
     #[test]
@@ -231,14 +299,20 @@ mod tests {
             .map(|(i, fen)| format!("{fen} [{}]\n", if i % 2 == 0 { "0.0" } else { "1.0" }))
             .collect();
         let (samples, _) = load(&text);
-        let report = tune(&samples, 100, 2.0, true, |_| {});
+        let settings = |tables| Settings {
+            iterations: 100,
+            rate: 2.0,
+            tables,
+            pull: 0.0,
+        };
+        let report = tune(&samples, &settings(true), |_| {});
         assert!(
             report.error_after < report.error_before,
             "{} -> {}",
             report.error_before,
             report.error_after
         );
-        let frozen = tune(&samples, 100, 2.0, false, |_| {});
+        let frozen = tune(&samples, &settings(false), |_| {});
         for (i, (new, old)) in frozen.weights.iter().zip(WEIGHTS.iter()).enumerate() {
             if eval::is_base_value(i) {
                 assert_eq!(
