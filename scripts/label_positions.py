@@ -6,7 +6,9 @@ win/draw/loss estimate after a short search says far more about each position, s
 positions fit more weights (the piece-square tables too). Reads `FEN [r]` lines (as written
 by `tuning_data.py`), searches each position with the engine for a fixed number of nodes with
 `UCI_ShowWDL` on, and writes `FEN [s]`, s = (wins + draws / 2) / 1000 from White's side.
-Positions the engine gives no WDL for are dropped. Several engine processes run at once.
+Each position is searched as a new game (`ucinewgame`), so a label does not depend on the
+order of the lines or on which process got it. Lines without a readable FEN, and positions
+the engine gives no WDL for, are dropped and counted. Several engine processes run at once.
 
 Usage: python3 scripts/label_positions.py --engine /usr/games/stockfish --out labelled.epd
          data.epd [--nodes 6000] [--workers 2]
@@ -21,18 +23,40 @@ import chess
 import chess.engine
 
 
+def read_fen(line):
+    """The FEN at the start of a data line (6, 5 or 4 fields, whatever follows), or None."""
+    fields = line.split()
+    for n in (6, 5, 4):
+        if len(fields) >= n:
+            try:
+                return chess.Board(" ".join(fields[:n])).fen()
+            except ValueError:
+                continue
+    return None
+
+
 def worker(engine_path, nodes, jobs, results):
-    engine = chess.engine.SimpleEngine.popen_uci(engine_path)
-    engine.configure({"UCI_ShowWDL": True, "Threads": 1, "Hash": 16})
+    """Labels jobs until the queue's end marker; always reports its own end, even when the
+    engine cannot start or dies, so the main loop never waits for it forever."""
+    engine = None
     try:
+        engine = chess.engine.SimpleEngine.popen_uci(engine_path)
+        engine.configure({"UCI_ShowWDL": True, "Threads": 1, "Hash": 16})
         while (job := jobs.get()) is not None:
             index, fen = job
-            info = engine.analyse(chess.Board(fen), chess.engine.Limit(nodes=nodes))
+            limit = chess.engine.Limit(nodes=nodes)
+            info = engine.analyse(chess.Board(fen), limit, game=index)
             wdl = info.get("wdl")
             score = None if wdl is None else wdl.white().expectation()
             results.put((index, fen, score))
+    except (chess.engine.EngineError, OSError) as error:
+        print(f"engine {engine_path}: {error}", file=sys.stderr, flush=True)
     finally:
-        engine.quit()
+        if engine is not None:
+            try:
+                engine.quit()
+            except (chess.engine.EngineError, OSError):
+                pass
         results.put(None)
 
 
@@ -45,12 +69,16 @@ def main():
     ap.add_argument("--workers", type=int, default=2)
     args = ap.parse_args()
 
-    fens = []
+    fens, unreadable = [], 0
     with open(args.data) as handle:
         for line in handle:
-            fields = line.split()
-            if len(fields) >= 4:
-                fens.append(" ".join(fields[:6] if len(fields) >= 6 else fields[:4]))
+            if not line.strip():
+                continue
+            fen = read_fen(line)
+            if fen is None:
+                unreadable += 1
+            else:
+                fens.append(fen)
     jobs, results = queue.Queue(), queue.Queue()
     for job in enumerate(fens):
         jobs.put(job)
@@ -80,7 +108,11 @@ def main():
     kept = [line for line in labelled if line is not None]
     with open(args.out, "w") as out:
         out.write("".join(line + "\n" for line in kept))
-    print(f"{len(fens)} positions read, {len(kept)} labelled into {args.out}")
+    print(f"{len(fens)} positions read ({unreadable} lines without a FEN skipped), "
+          f"{len(kept)} labelled into {args.out}")
+    if done < len(fens):
+        print(f"error: only {done} of {len(fens)} positions searched", file=sys.stderr)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

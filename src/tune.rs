@@ -1,9 +1,10 @@
 //! `ferrite tune`: Texel-style tuning of the evaluation weights on positions labelled with
-//! the result of the game they came from (method: Peter Österlund, "Texel's Tuning Method",
-//! Chess Programming Wiki). The evaluation is linear in its weights given a position's
-//! features (`eval::features`), so the mean squared error between the game result and
-//! `sigmoid(K * eval)` is minimised by full-batch gradient descent with Adam.
-
+//! the result of the game they came from, or with a stronger engine's expected score
+//! (method: Peter Österlund, "Texel's Tuning Method", Chess Programming Wiki). The evaluation
+//! is linear in its weights given a position's features (`eval::features`), so the mean
+//! squared error between the label and `sigmoid(K * eval)` (plus an optional pull towards the
+//! starting weights) is minimised by full-batch gradient descent with Adam. The fit starts
+//! from the weights the engine plays with.
 use crate::board::Board;
 use crate::eval::{self, Features, N_WEIGHTS, WEIGHTS};
 use shakmaty::CastlingMode;
@@ -14,16 +15,16 @@ pub struct Sample {
     result: f64,
 }
 
-/// Reads the label of a data line, anywhere after the FEN: a game result `[1.0]`/`[0.5]`/
-/// `[0.0]` or `"1-0"`, `"0-1"`, `"1/2-1/2"` (with or without quotes), or an expected score
-/// in brackets such as `[0.734]` (as `scripts/label_positions.py` writes).
+/// Reads the label of a data line, anywhere after the FEN: a game result `1.0`/`0.5`/`0.0`
+/// or `"1-0"`, `"0-1"`, `"1/2-1/2"` (with or without brackets or quotes), or an expected
+/// score in brackets such as `[0.734]` (as `scripts/label_positions.py` writes).
 fn parse_result(text: &str) -> Option<f64> {
     for token in text.split(|c: char| c.is_whitespace() || c == ';' || c == '"') {
         match token {
-            "1-0" => return Some(1.0),
-            "0-1" => return Some(0.0),
-            "1/2-1/2" => return Some(0.5),
-            // Bare numbers are not labels: they are the FEN's move counters.
+            "1-0" | "1.0" => return Some(1.0),
+            "0-1" | "0.0" => return Some(0.0),
+            "1/2-1/2" | "0.5" => return Some(0.5),
+            // Other bare numbers are not labels: bare integers are the FEN's move counters.
             _ => {
                 let inner = token.strip_prefix('[').and_then(|t| t.strip_suffix(']'));
                 let score = inner.and_then(|t| t.parse::<f64>().ok());
@@ -261,12 +262,12 @@ mod tests {
     #[test]
     fn results_are_read_in_the_usual_notations() {
         let text = format!(
-            "{} [1.0]\n{} \"0-1\";\n{} ; 1/2-1/2\n{} [0.734]\nnot a position [1.0]\n{}\n{} [1.5]\n",
-            FENS[0], FENS[1], FENS[2], FENS[3], FENS[0], FENS[1]
+            "{} [1.0]\n{} \"0-1\";\n{} ; 1/2-1/2\n{} [0.734]\n{} 0.5\nnot a position [1.0]\n{}\n{} [1.5]\n",
+            FENS[0], FENS[1], FENS[2], FENS[3], FENS[4], FENS[0], FENS[1]
         );
         let (samples, skipped) = load(&text);
         let results: Vec<f64> = samples.iter().map(|s| s.result).collect();
-        assert_eq!(results, vec![1.0, 0.0, 0.5, 0.734]);
+        assert_eq!(results, vec![1.0, 0.0, 0.5, 0.734, 0.5]);
         // The bad FEN, the line without a label, and the score outside [0, 1].
         assert_eq!(skipped, 3);
     }
