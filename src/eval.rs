@@ -53,7 +53,7 @@ pub const N_WEIGHTS: usize = KING_DANGER + KING_ATTACK_CAP as usize + 1;
 /// Where each role's mobility weights start (knight 0-8 squares, bishop 0-13, rook 0-14,
 /// queen 0-27), relative to `MOBILITY`.
 const MOBILITY_START: [usize; 6] = [0, 0, 9, 23, 38, 0];
-const MOBILITY_LEN: usize = 66;
+const MOBILITY_LEN: usize = MOBILITY_START[4] + 28;
 
 /// Whether weight `index` is a piece value or piece-square table entry: 390 pairs that need far
 /// more, and better labelled, positions than the other weights. Fitted to game results from
