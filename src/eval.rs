@@ -46,7 +46,8 @@ const BACKWARD: usize = CONNECTED + 8;
 const OUTPOST: usize = BACKWARD + 1; // 2: knight, bishop
 const THREAT_BY_ROOK: usize = OUTPOST + 2; // per enemy queen a rook attacks
 const HANGING: usize = THREAT_BY_ROOK + 1; // per enemy piece attacked and not defended
-const KING_DANGER: usize = HANGING + 1; // 41: by attack units on the enemy king, capped
+const SPACE: usize = HANGING + 1; // `space` x our pieces (not pawns or king)
+const KING_DANGER: usize = SPACE + 1; // 41: by attack units on the enemy king, capped
 /// Number of tunable (middlegame, endgame) weights.
 pub const N_WEIGHTS: usize = KING_DANGER + KING_ATTACK_CAP as usize + 1;
 
@@ -88,6 +89,7 @@ pub fn weight_name(index: usize) -> String {
         i if i < THREAT_BY_ROOK => format!("outpost[{}]", i - OUTPOST),
         THREAT_BY_ROOK => "threat_by_rook".into(),
         HANGING => "hanging".into(),
+        SPACE => "space".into(),
         i => format!("king_danger[{}]", i - KING_DANGER),
     }
 }
@@ -319,8 +321,32 @@ fn side_terms(
     if (board.by_piece(Role::Bishop.of(us))).count() >= 2 {
         terms.weight(BISHOP_PAIR, sign);
     }
+    // Room is worth more the more pieces there are to use it.
+    let pieces = (board.by_color(us) & !board.pawns() & !board.kings()).count() as i32;
+    terms.weight(
+        SPACE,
+        sign * space(us, our_pawns, their_pawn_attacks) * pieces,
+    );
     side.attacks = side.attacks_by.iter().fold(Bitboard::EMPTY, |a, &b| a | b);
     side
+}
+
+/// Room to manoeuvre: the squares on files c-f of `us`'s second to fourth ranks that no enemy
+/// pawn attacks and no pawn of ours stands on. A square up to three ranks behind one of our
+/// pawns counts twice, since the enemy's pieces can hardly reach it either.
+fn space(us: Color, our_pawns: Bitboard, their_pawn_attacks: Bitboard) -> i32 {
+    let (zone, behind) = match us {
+        Color::White => (
+            0x3C3C_3C00,
+            our_pawns.0 >> 8 | our_pawns.0 >> 16 | our_pawns.0 >> 24,
+        ),
+        Color::Black => (
+            0x003C_3C3C_0000_0000,
+            our_pawns.0 << 8 | our_pawns.0 << 16 | our_pawns.0 << 24,
+        ),
+    };
+    let safe = Bitboard(zone) & !our_pawns & !their_pawn_attacks;
+    (safe.count() + (safe & Bitboard(behind)).count()) as i32
 }
 
 /// Adds `us`'s terms against the other side with sign `sign`: threats to its pieces and the
@@ -573,6 +599,36 @@ mod tests {
         let attacked = eval_fen("4k3/5ppp/8/3n4/4P3/8/5PPP/4K3 w - - 0 1");
         let safe = eval_fen("4k3/5ppp/8/3n4/8/4P3/5PPP/4K3 w - - 0 1");
         assert!(attacked > safe + 20, "{attacked} vs {safe}");
+    }
+
+    #[test]
+    fn space_counts_safe_centre_squares_twice_behind_pawns() {
+        let count = |fen: &str, us: Color| {
+            let fen: Fen = fen.parse().unwrap();
+            let pos: Chess = fen.into_position(CastlingMode::Standard).unwrap();
+            let board = pos.board();
+            let their_attacks = pawn_attacks_of(board, !us);
+            space(us, board.by_piece(Role::Pawn.of(us)), their_attacks)
+        };
+        // Pawns on the second rank leave c3-f4 free, with nothing behind them in the zone.
+        assert_eq!(count("4k3/8/8/8/8/8/2PPPP2/4K3 w - - 0 1", Color::White), 8);
+        // Advanced to the fourth rank, they free c2-f3 and cover all of it.
+        assert_eq!(
+            count("4k3/8/8/8/2PPPP2/8/8/4K3 w - - 0 1", Color::White),
+            16
+        );
+        // With Black's pawn on e4 instead, d3 and f3 are attacked (-4), e2 and e3 are no
+        // longer behind a pawn of ours (-2), and e4 itself is free (+1).
+        assert_eq!(
+            count("4k3/8/8/8/2PPpP2/8/8/4K3 w - - 0 1", Color::White),
+            11
+        );
+        // Black's zone mirrors White's.
+        assert_eq!(count("4k3/2pppp2/8/8/8/8/8/4K3 b - - 0 1", Color::Black), 8);
+        assert_eq!(
+            count("4k3/8/8/2pppp2/8/8/8/4K3 b - - 0 1", Color::Black),
+            16
+        );
     }
 
     #[test]

@@ -34,9 +34,10 @@ enum Command {
         #[arg(long)]
         fen: Option<String>,
     },
-    /// Tune the evaluation weights on positions labelled with game results (Texel's method).
+    /// Tune the evaluation weights on labelled positions (Texel's method).
     Tune {
-        /// Lines of `FEN result`, the result as [1.0]/[0.5]/[0.0] or 1-0/1/2-1/2/0-1.
+        /// Lines of `FEN label`: a game result as [1.0]/[0.5]/[0.0] or 1-0/1/2-1/2/0-1, or an
+        /// expected score from White's side such as [0.734].
         #[arg(long)]
         data: std::path::PathBuf,
         /// Gradient steps.
