@@ -550,13 +550,13 @@ mod tests {
     use super::*;
     use shakmaty::{fen::Fen, CastlingMode};
 
+    fn position(fen: &str) -> Chess {
+        let fen: Fen = fen.parse().unwrap();
+        fen.into_position(CastlingMode::Standard).unwrap()
+    }
+
     fn eval_fen(fen: &str) -> i32 {
-        let pos: Chess = fen
-            .parse::<Fen>()
-            .unwrap()
-            .into_position(CastlingMode::Standard)
-            .unwrap();
-        evaluate(&pos)
+        evaluate(&position(fen))
     }
 
     #[test]
@@ -604,8 +604,7 @@ mod tests {
     #[test]
     fn space_counts_safe_centre_squares_twice_behind_pawns() {
         let count = |fen: &str, us: Color| {
-            let fen: Fen = fen.parse().unwrap();
-            let pos: Chess = fen.into_position(CastlingMode::Standard).unwrap();
+            let pos = position(fen);
             let board = pos.board();
             let their_attacks = pawn_attacks_of(board, !us);
             space(us, board.by_piece(Role::Pawn.of(us)), their_attacks)

@@ -5,6 +5,7 @@
 //! squared error between the label and `sigmoid(K * eval)` (plus an optional pull towards the
 //! starting weights) is minimised by full-batch gradient descent with Adam. The fit starts
 //! from the weights the engine plays with.
+
 use crate::board::Board;
 use crate::eval::{self, Features, N_WEIGHTS, WEIGHTS};
 use shakmaty::CastlingMode;
