@@ -1,16 +1,15 @@
 //! Ferrite: a UCI chess engine built around a lockless, bucketed transposition table.
+//!
+//! The engine: `board` (position, key, repetitions), `eval` (static evaluation), `search`
+//! (one thread's search and its move ordering), `threads` (the Lazy SMP pool and a search's
+//! lifecycle), `time` (deadlines), `tt` (the shared table) and `uci` (the protocol).
+//! `tools` holds the other commands of the command line.
 
-pub mod bench;
 pub mod board;
 pub mod eval;
-pub mod movepick;
-pub mod perft;
 pub mod search;
-pub mod see;
 pub mod threads;
 pub mod time;
+pub mod tools;
 pub mod tt;
-pub mod tt_bench;
-pub mod tune;
 pub mod uci;
-pub mod weights;

@@ -1,5 +1,7 @@
 use clap::{Parser, Subcommand};
-use ferrite::{bench, board::Board, perft, tt_bench, tune, uci};
+use ferrite::board::Board;
+use ferrite::tools::{bench, perft, tt_bench, tune};
+use ferrite::uci;
 use shakmaty::CastlingMode;
 use std::process::ExitCode;
 
@@ -58,7 +60,7 @@ enum Command {
         /// same K, to show whether the gain holds outside the sample.
         #[arg(long, value_name = "FILE")]
         holdout: Option<std::path::PathBuf>,
-        /// Also write the tuned weights as Rust source to this file (`src/weights.rs` is the
+        /// Also write the tuned weights as Rust source to this file (`src/eval/weights.rs` is the
         /// engine's), with this origin note in its header.
         #[arg(long, value_name = "FILE")]
         rust: Option<std::path::PathBuf>,

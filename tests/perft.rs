@@ -1,7 +1,7 @@
 //! Perft of the six standard positions of the Chess Programming Wiki's "Perft Results" page
 //! (published counts), at depths that take well under a second each.
 
-use ferrite::{board::Board, perft::perft};
+use ferrite::{board::Board, tools::perft::perft};
 use shakmaty::CastlingMode;
 
 fn count(fen: &str, depth: u32) -> u64 {

@@ -111,8 +111,8 @@ fn no_legal_move_means_no_move() {
 
 #[test]
 fn bench_node_count_is_the_same_on_every_run() {
-    let first = ferrite::bench::run(6, 1, |_| {}).unwrap();
-    let second = ferrite::bench::run(6, 1, |_| {}).unwrap();
+    let first = ferrite::tools::bench::run(6, 1, |_| {}).unwrap();
+    let second = ferrite::tools::bench::run(6, 1, |_| {}).unwrap();
     assert!(first.nodes > 10_000);
     assert_eq!(first.nodes, second.nodes);
 }
@@ -120,7 +120,7 @@ fn bench_node_count_is_the_same_on_every_run() {
 #[test]
 fn multi_threaded_search_plays_legal_moves_with_a_legal_pv() {
     let mut tt = Tt::new(16).unwrap();
-    for fen in ferrite::bench::positions().iter().step_by(4) {
+    for fen in ferrite::tools::bench::positions().iter().step_by(4) {
         let b = board(fen, &[]);
         let it = search_with(&mut tt, &b, 7, 4);
         let mut pos = b.pos().clone();
@@ -134,7 +134,7 @@ fn multi_threaded_search_plays_legal_moves_with_a_legal_pv() {
 
 #[test]
 fn move_histories_outlive_a_search_one_per_thread() {
-    use ferrite::movepick::History;
+    use ferrite::search::movepick::History;
     let start = board(STARTPOS, &[]);
     let mut tt = Tt::new(16).unwrap();
     let mut histories: Vec<History> = Vec::new();

@@ -1,8 +1,8 @@
 //! Move ordering: the table move, winning captures by MVV-LVA and capture history, killers,
 //! the counter-move, quiet moves by history, then losing captures. Moves come out best first.
 
+use super::see::{see_ge, see_value};
 use crate::board::encode_move;
-use crate::see::{see_ge, see_value};
 use crate::tt::MAX_PLY;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 

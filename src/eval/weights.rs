@@ -9,7 +9,7 @@
 //! ferrite tune --data sf-train2.epd --holdout sf-val.epd --iterations 1000 --rate 1 --tables
 //! --pull 1e-8. Held-out error (the same 23,830 positions) 0.039842 -> 0.038393.
 
-use crate::eval::{Score, N_WEIGHTS};
+use super::hce::{Score, N_WEIGHTS};
 
 #[rustfmt::skip]
 pub const WEIGHTS: [Score; N_WEIGHTS] = [

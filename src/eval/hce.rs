@@ -94,8 +94,8 @@ pub fn weight_name(index: usize) -> String {
     }
 }
 
-/// The weights the engine plays with, fitted by `ferrite tune` (see `src/weights.rs`).
-pub use crate::weights::WEIGHTS;
+/// The weights the engine plays with, fitted by `ferrite tune` (see `src/eval/weights.rs`).
+pub use super::weights::WEIGHTS;
 
 // Terms that are not tuned.
 /// Pressure on the zone around the king, by attacking piece kind.

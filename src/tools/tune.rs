@@ -7,7 +7,7 @@
 //! from the weights the engine plays with.
 
 use crate::board::Board;
-use crate::eval::{self, Features, N_WEIGHTS, WEIGHTS};
+use crate::eval::hce::{self as eval, Features, N_WEIGHTS, WEIGHTS};
 use shakmaty::CastlingMode;
 
 /// One labelled position: its features and the result from White's side (1, 0.5, 0).
@@ -209,7 +209,7 @@ pub fn format_weights(weights: &[(f64, f64)]) -> String {
         .collect()
 }
 
-/// The tuned weights as the source of `src/weights.rs`, which the engine plays with: one
+/// The tuned weights as the source of `src/eval/weights.rs`, which the engine plays with: one
 /// `Score(mg, eg)` per line, named. `origin` says where the weights came from.
 pub fn rust_source(weights: &[(f64, f64)], origin: &str) -> String {
     let mut out = String::from(
@@ -219,7 +219,7 @@ pub fn rust_source(weights: &[(f64, f64)], origin: &str) -> String {
     for line in origin.lines() {
         out += &format!("//! {line}\n");
     }
-    out += "\nuse crate::eval::{Score, N_WEIGHTS};\n\n#[rustfmt::skip]\n";
+    out += "\nuse super::hce::{Score, N_WEIGHTS};\n\n#[rustfmt::skip]\n";
     out += "pub const WEIGHTS: [Score; N_WEIGHTS] = [\n";
     for (i, w) in weights.iter().enumerate() {
         let (mg, eg) = (w.0.round() as i32, w.1.round() as i32);

@@ -11,7 +11,7 @@ use std::time::Instant;
 
 pub const DEFAULT_DEPTH: i32 = 13;
 const BENCH_HASH_MIB: usize = 16;
-const POSITIONS: &str = include_str!("../bench-positions.epd");
+const POSITIONS: &str = include_str!("../../bench-positions.epd");
 
 /// The FEN part (first four to six fields) of each non-empty, non-comment line.
 pub fn positions() -> Vec<String> {

@@ -2,13 +2,16 @@
 //! quiescence search, with the table, pruning and reductions. Threads share only the table,
 //! the stop flag and their node counters (see `threads`).
 
+pub mod movepick;
+pub mod see;
+
 use crate::board::{encode_move, Board};
 use crate::eval::evaluate;
-use crate::movepick::{is_tactical, piece_to, Continuations, History, MovePicker, PieceTo};
-use crate::see::{see_ge, see_value};
 use crate::threads::Shared;
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Bound, Hit, Tt, TtStats, MATE, MATE_BOUND, MAX_PLY};
+use movepick::{is_tactical, piece_to, Continuations, History, MovePicker, PieceTo};
+use see::{see_ge, see_value};
 use shakmaty::{Move, MoveList, Position};
 
 pub const INFINITY: i32 = MATE + 1;

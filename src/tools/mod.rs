@@ -1,0 +1,6 @@
+//! The command line's tools besides UCI: none of the engine's modules depend on them.
+
+pub mod bench;
+pub mod perft;
+pub mod tt_bench;
+pub mod tune;
