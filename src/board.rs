@@ -263,6 +263,21 @@ impl Board {
             .any(|&key| key == current)
     }
 
+    /// How many times the current position occurred earlier within the reach of the
+    /// fifty-move counter (two means a threefold repetition, a draw by the rules).
+    pub fn earlier_occurrences(&self) -> usize {
+        let reach = (self.pos.halfmoves() as usize).min(self.keys.len() - 1 - self.null_barrier);
+        let current = self.key;
+        self.keys
+            .iter()
+            .rev()
+            .take(reach + 1)
+            .skip(4)
+            .step_by(2)
+            .filter(|&&key| key == current)
+            .count()
+    }
+
     /// Draw by the fifty-move rule, repetition or insufficient material (not stalemate).
     pub fn is_draw(&self) -> bool {
         (self.pos.halfmoves() >= 100 && !self.pos.is_checkmate())

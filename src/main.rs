@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand};
 use ferrite::board::Board;
-use ferrite::tools::{bench, perft, tt_bench, tune};
+use ferrite::tools::{bench, datagen, perft, tt_bench, tune};
 use ferrite::uci;
 use shakmaty::CastlingMode;
 use std::process::ExitCode;
@@ -67,6 +67,37 @@ enum Command {
         /// The origin note for `--rust`: where the data came from and how it was labelled.
         #[arg(long, default_value = "")]
         origin: String,
+    },
+    /// Play self-play games for training data, appended to a viriformat file game by game.
+    Datagen {
+        /// The file to append to (created if missing).
+        #[arg(long)]
+        output: std::path::PathBuf,
+        /// Game threads, one search each.
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+        threads: u64,
+        /// Stop after this many games (default: run until killed).
+        #[arg(long)]
+        games: Option<u64>,
+        /// Stop after this many positions.
+        #[arg(long)]
+        positions: Option<u64>,
+        /// Nodes a move: no new iteration after this many.
+        #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..))]
+        nodes: u64,
+        /// The search stops at this many nodes (default: 4 x --nodes).
+        #[arg(long)]
+        hard_nodes: Option<u64>,
+        /// Seed of the random openings (default: from the clock, printed at the start).
+        #[arg(long)]
+        seed: Option<u64>,
+        /// Start from random lines of this EPD/FEN file instead of the initial position.
+        #[arg(long)]
+        book: Option<std::path::PathBuf>,
+        /// Random plies played before the game is recorded (this many or one more; default 8,
+        /// or 0 with --book).
+        #[arg(long)]
+        random_plies: Option<usize>,
     },
     /// Measure the transposition table alone: 4 KiB vs 2 MiB pages, prefetch, clear.
     TtBench {
@@ -172,6 +203,47 @@ fn run(command: Option<Command>) -> Result<(), String> {
             }
             Ok(())
         }
+        Some(Command::Datagen {
+            output,
+            threads,
+            games,
+            positions,
+            nodes,
+            hard_nodes,
+            seed,
+            book,
+            random_plies,
+        }) => {
+            let book = match &book {
+                Some(path) => read_book(path)?,
+                None => Vec::new(),
+            };
+            let seed = seed.unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map_or(0, |d| d.as_nanos() as u64)
+            });
+            let settings = datagen::Settings {
+                output,
+                threads: threads as usize,
+                games,
+                positions,
+                soft_nodes: nodes,
+                hard_nodes: hard_nodes.unwrap_or(nodes.saturating_mul(4)),
+                seed,
+                random_plies: random_plies.unwrap_or(if book.is_empty() { 8 } else { 0 }),
+                book,
+            };
+            eprintln!(
+                "datagen: seed {seed}, {} thread(s), {} nodes a move (hard {}), appending to {}",
+                settings.threads,
+                settings.soft_nodes,
+                settings.hard_nodes,
+                settings.output.display()
+            );
+            let every = std::time::Duration::from_secs(10);
+            datagen::run(&settings, every, |line| eprintln!("{line}")).map(|_| ())
+        }
         Some(Command::TtBench {
             mib,
             threads,
@@ -180,6 +252,32 @@ fn run(command: Option<Command>) -> Result<(), String> {
             tt_bench::run(mib as usize, threads as usize, work_ns).map(|report| print!("{report}"))
         }
     }
+}
+
+/// The FENs of a book: the first four to six fields of each non-empty line, checked legal.
+fn read_book(path: &std::path::Path) -> Result<Vec<String>, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let mut fens = Vec::new();
+    for (number, line) in text.lines().enumerate() {
+        let fields: Vec<&str> = line
+            .split(';')
+            .next()
+            .unwrap_or("")
+            .split_whitespace()
+            .collect();
+        if fields.is_empty() {
+            continue;
+        }
+        let fen = fields[..fields.len().min(6)].join(" ");
+        Board::from_fen(&fen, CastlingMode::Standard)
+            .map_err(|e| format!("{} line {}: {e}", path.display(), number + 1))?;
+        fens.push(fen);
+    }
+    if fens.is_empty() {
+        return Err(format!("no positions in {}", path.display()));
+    }
+    Ok(fens)
 }
 
 fn main() -> ExitCode {

@@ -16,6 +16,9 @@ pub struct Limits {
     pub movetime: Option<u64>,
     pub depth: Option<i32>,
     pub nodes: Option<u64>,
+    /// No new iteration once this many nodes are searched (data generation; not a UCI
+    /// parameter).
+    pub soft_nodes: Option<u64>,
     pub mate: Option<i32>,
     pub infinite: bool,
     pub ponder: bool,

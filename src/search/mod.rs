@@ -259,8 +259,8 @@ impl<'a> Worker<'a> {
                 0
             };
             result = lines[0].clone();
+            self.publish_nodes();
             if let Some(listener) = self.listener {
-                self.publish_nodes();
                 for (i, line) in lines.iter().enumerate() {
                     listener.iteration(i + 1, line);
                 }
@@ -269,8 +269,14 @@ impl<'a> Worker<'a> {
             // An unsettled best move or a falling score is worth more time.
             let drop_scale = 1.0 + f64::from(score_drop.clamp(0, 100)) / 200.0;
             let time_scale = STABILITY_SCALE[stability] * drop_scale;
+            let past_soft_nodes = self
+                .job
+                .limits
+                .soft_nodes
+                .is_some_and(|limit| self.shared.total_nodes() >= limit);
             if self.is_main()
                 && (self.job.plan.past_scaled_soft(time_scale)
+                    || past_soft_nodes
                     || self.mate_found(score)
                     || (root_moves.len() == 1 && self.job.plan.has_deadline()))
             {
