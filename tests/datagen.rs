@@ -1,0 +1,120 @@
+//! Data generation: games replay to the positions the engine saw, files survive a killed run,
+//! and the command line writes a readable file.
+
+use ferrite::board::Board;
+use ferrite::tools::datagen::{encode, read_games, GameRecord, Player, Rng};
+use shakmaty::{CastlingMode, EnPassantMode};
+use std::io::BufReader;
+
+fn games(seed: u64, count: usize) -> Vec<GameRecord> {
+    let mut player = Player::new(300, 1200).unwrap();
+    let mut rng = Rng::new(seed);
+    let mut games = Vec::new();
+    while games.len() < count {
+        if let Some(game) = player.play(&mut rng, &[], 8) {
+            games.push(game);
+        }
+    }
+    games
+}
+
+fn fen(board: &Board) -> String {
+    shakmaty::fen::Fen::from_position(board.pos(), EnPassantMode::Legal).to_string()
+}
+
+#[test]
+fn written_games_replay_to_the_positions_played() {
+    let games = games(7, 3);
+    let mut bytes = Vec::new();
+    for game in &games {
+        bytes.extend(encode(game).unwrap());
+    }
+    let mut read = Vec::new();
+    let report = read_games(BufReader::new(&bytes[..]), |game| {
+        let mut seen = Vec::new();
+        game.visit_positions(|board, score| seen.push((board.to_string(), score)));
+        read.push((seen, game.outcome()));
+    })
+    .unwrap();
+    assert_eq!(report.games, 3);
+    assert_eq!(report.damaged_tail, None);
+    for (game, (seen, outcome)) in games.iter().zip(&read) {
+        assert!(!game.moves.is_empty());
+        assert_eq!(seen.len(), game.moves.len());
+        let mut board = Board::from_fen(&game.start_fen, CastlingMode::Standard).unwrap();
+        for (&(mv, score), (viri_fen, viri_score)) in game.moves.iter().zip(seen) {
+            // Same placement, side, castling and clocks (en passant squares are written
+            // differently: viriformat keeps pseudo-legal ones).
+            let ours: Vec<String> = fen(&board).split(' ').map(str::to_string).collect();
+            let theirs: Vec<&str> = viri_fen.split(' ').collect();
+            assert_eq!(ours[..3], theirs[..3], "{}", fen(&board));
+            assert_eq!(ours[4..], theirs[4..], "{}", fen(&board));
+            assert_eq!(i32::from(score), *viri_score);
+            board.play(mv);
+        }
+        let expected = match game.result {
+            2 => viriformat::dataformat::WDL::Win,
+            0 => viriformat::dataformat::WDL::Loss,
+            _ => viriformat::dataformat::WDL::Draw,
+        };
+        assert_eq!(*outcome, expected);
+    }
+}
+
+#[test]
+fn games_are_reproducible_from_the_seed() {
+    assert_eq!(games(11, 1), games(11, 1));
+    assert_ne!(games(11, 1), games(12, 1));
+}
+
+#[test]
+fn a_damaged_tail_is_reported_and_skipped() {
+    let games = games(3, 2);
+    let first = encode(&games[0]).unwrap();
+    let second = encode(&games[1]).unwrap();
+    let mut bytes = first.clone();
+    bytes.extend(&second[..second.len() - 3]);
+    let mut count = 0;
+    let report = read_games(BufReader::new(&bytes[..]), |_| count += 1).unwrap();
+    assert_eq!(count, 1);
+    assert_eq!(report.games, 1);
+    assert_eq!(report.positions, games[0].moves.len() as u64);
+    assert!(report.damaged_tail.is_some());
+}
+
+#[test]
+fn the_command_appends_whole_games() {
+    let dir = std::env::temp_dir().join(format!("ferrite-datagen-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("games.vf");
+    let _ = std::fs::remove_file(&path);
+    for seed in ["1", "2"] {
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_ferrite"))
+            .args([
+                "datagen", "--games", "1", "--nodes", "200", "--seed", seed, "--output",
+            ])
+            .arg(&path)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+    let file = std::fs::File::open(&path).unwrap();
+    let report = read_games(BufReader::new(file), |_| {}).unwrap();
+    assert_eq!(report.games, 2);
+    assert!(report.positions > 0);
+    assert_eq!(report.damaged_tail, None);
+    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_ferrite"))
+        .args([
+            "datagen",
+            "--games",
+            "1",
+            "--output",
+            "/nonexistent-dir/x.vf",
+        ])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(!bad.success());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
