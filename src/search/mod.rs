@@ -421,12 +421,34 @@ impl<'a> Worker<'a> {
         self.stopped
     }
 
+    // The seam: the only way the search changes the position or asks for a static score, so
+    // that state kept beside the board (an evaluation's accumulators) changes with it.
+
     /// Makes `mv`, starting the load of the child's bucket as soon as its key is known, so the
     /// cache miss overlaps making the move and generating the replies.
     fn make_move(&mut self, mv: Move) {
         let child_key = self.board.key_after(mv);
         self.tt.prefetch(child_key);
         self.board.make(mv, child_key);
+    }
+
+    fn unmake_move(&mut self) {
+        self.board.unmake();
+    }
+
+    /// Passes the move (null-move pruning; never in check), prefetching the child's bucket.
+    fn make_null(&mut self) {
+        self.board.make_null();
+        self.tt.prefetch(self.board.key());
+    }
+
+    fn unmake_null(&mut self) {
+        self.unmake_move();
+    }
+
+    /// The static evaluation of the current position from the side to move.
+    fn evaluate(&self) -> i32 {
+        evaluate(self.board.pos())
     }
 
     fn update_pv(&mut self, ply: usize, mv: Move) {
@@ -472,7 +494,7 @@ impl<'a> Worker<'a> {
                 return if in_check {
                     0
                 } else {
-                    evaluate(self.board.pos())
+                    self.evaluate()
                 };
             }
             // No mate found from here can be shorter than one already found nearer the root.
@@ -503,7 +525,7 @@ impl<'a> Worker<'a> {
         let raw_eval = if in_check {
             EVAL_NONE
         } else {
-            hit.map_or_else(|| evaluate(self.board.pos()), |h| h.eval)
+            hit.map_or_else(|| self.evaluate(), |h| h.eval)
         };
         let pawn_key = self.board.pawn_key();
         let static_eval = if in_check {
@@ -553,10 +575,9 @@ impl<'a> Worker<'a> {
                 let reduction = 3 + depth / 4 + ((eval - beta) / 200).min(3);
                 self.stack[ply].mv = None;
                 self.stack[ply].piece_to = None;
-                self.board.make_null();
-                self.tt.prefetch(self.board.key());
+                self.make_null();
                 let score = -self.negamax(-beta, -beta + 1, depth - 1 - reduction, ply + 1, !cut);
-                self.board.unmake();
+                self.unmake_null();
                 if self.stopped {
                     return 0;
                 }
@@ -710,7 +731,7 @@ impl<'a> Worker<'a> {
                 }
                 score
             };
-            self.board.unmake();
+            self.unmake_move();
             if self.stopped {
                 return 0;
             }
@@ -877,7 +898,7 @@ impl<'a> Worker<'a> {
             return if in_check {
                 0
             } else {
-                evaluate(self.board.pos())
+                self.evaluate()
             };
         }
         let pv_node = beta - alpha > 1;
@@ -894,7 +915,7 @@ impl<'a> Worker<'a> {
         let (raw_eval, static_eval, mut best_score) = if in_check {
             (EVAL_NONE, EVAL_NONE, -MATE + ply as i32)
         } else {
-            let raw = hit.map_or_else(|| evaluate(self.board.pos()), |h| h.eval);
+            let raw = hit.map_or_else(|| self.evaluate(), |h| h.eval);
             let eval = self.corrected(self.board.pawn_key(), raw);
             // Standing pat: the side to move need not capture.
             if eval >= beta {
@@ -933,7 +954,7 @@ impl<'a> Worker<'a> {
             }
             self.make_move(mv);
             let score = -self.qsearch(-beta, -alpha, ply + 1);
-            self.board.unmake();
+            self.unmake_move();
             if self.stopped {
                 return 0;
             }
