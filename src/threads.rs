@@ -1,7 +1,7 @@
 //! The Lazy SMP pool: N workers search the same root in a crossbeam scope and share only the
 //! table, the stop flag and their node counters; the best thread is chosen by a vote.
 
-use crate::search::movepick::History;
+use crate::search::history::History;
 use crate::search::{Iteration, Job, Listener, Worker};
 use crate::tt::{Tt, TtStats};
 use shakmaty::Move;

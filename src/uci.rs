@@ -4,7 +4,7 @@
 //! Nothing a GUI sends can panic this module: bad input becomes an `info string`.
 
 use crate::board::Board;
-use crate::search::movepick::History;
+use crate::search::history::History;
 use crate::search::{Iteration, Job, Listener};
 use crate::threads::{self, Shared};
 use crate::time::{Limits, TimePlan};

@@ -134,7 +134,7 @@ fn multi_threaded_search_plays_legal_moves_with_a_legal_pv() {
 
 #[test]
 fn move_histories_outlive_a_search_one_per_thread() {
-    use ferrite::search::movepick::History;
+    use ferrite::search::history::History;
     let start = board(STARTPOS, &[]);
     let mut tt = Tt::new(16).unwrap();
     let mut histories: Vec<History> = Vec::new();

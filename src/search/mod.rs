@@ -2,6 +2,7 @@
 //! quiescence search, with the table, pruning and reductions. Threads share only the table,
 //! the stop flag and their node counters (see `threads`).
 
+pub mod history;
 pub mod movepick;
 pub mod see;
 
@@ -10,7 +11,8 @@ use crate::eval::evaluate;
 use crate::threads::Shared;
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Bound, Hit, Tt, TtStats, MATE, MATE_BOUND, MAX_PLY};
-use movepick::{is_tactical, piece_to, Continuations, History, MovePicker, PieceTo};
+use history::{piece_to, Continuations, History, PieceTo};
+use movepick::{is_tactical, MovePicker};
 use see::{see_ge, see_value};
 use shakmaty::{Move, MoveList, Position};
 
@@ -491,11 +493,7 @@ impl<'a> Worker<'a> {
                 return 0;
             }
             if ply >= PLY_LIMIT {
-                return if in_check {
-                    0
-                } else {
-                    self.evaluate()
-                };
+                return if in_check { 0 } else { self.evaluate() };
             }
             // No mate found from here can be shorter than one already found nearer the root.
             alpha = alpha.max(-MATE + ply as i32);
@@ -778,7 +776,8 @@ impl<'a> Worker<'a> {
         {
             let us = self.board.turn();
             self.history
-                .update_correction(us, pawn_key, depth, best_score - raw_eval);
+                .correction
+                .update(us, pawn_key, depth, best_score - raw_eval);
         }
         self.store(key, ply, best_move, best_score, bound, raw_eval, depth);
         best_score
@@ -789,7 +788,8 @@ impl<'a> Worker<'a> {
     fn corrected(&self, pawn_key: u64, raw_eval: i32) -> i32 {
         let corrected = self
             .history
-            .corrected_eval(self.board.turn(), pawn_key, raw_eval);
+            .correction
+            .corrected(self.board.turn(), pawn_key, raw_eval);
         corrected.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
@@ -895,11 +895,7 @@ impl<'a> Worker<'a> {
         self.seldepth = self.seldepth.max(ply);
         let in_check = self.board.in_check();
         if ply >= PLY_LIMIT {
-            return if in_check {
-                0
-            } else {
-                self.evaluate()
-            };
+            return if in_check { 0 } else { self.evaluate() };
         }
         let pv_node = beta - alpha > 1;
         let key = self.board.key();

@@ -1,9 +1,9 @@
 //! Move ordering: the table move, winning captures by MVV-LVA and capture history, killers,
 //! the counter-move, quiet moves by history, then losing captures. Moves come out best first.
 
+use super::history::{Continuations, History};
 use super::see::{see_ge, see_value};
 use crate::board::encode_move;
-use crate::tt::MAX_PLY;
 use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
 
 const TT_MOVE: i32 = 2_000_000_000;
@@ -11,161 +11,6 @@ const GOOD_CAPTURE: i32 = 1_000_000_000;
 const KILLER: i32 = 900_000_000;
 const COUNTER: i32 = 800_000_000;
 const BAD_CAPTURE: i32 = -1_000_000_000;
-/// History scores stay within +-MAX_HISTORY (the "gravity" update converges there).
-pub const MAX_HISTORY: i32 = 16_384;
-
-/// A moving piece (colour and role) and its target square: what continuation histories are
-/// indexed by, `0..PIECE_TO`.
-pub type PieceTo = usize;
-const PIECE_TO: usize = 12 * 64;
-
-pub fn piece_to(color: Color, mv: Move) -> PieceTo {
-    piece_index(color, mv.role()) * 64 + mv.to() as usize
-}
-
-/// The moves one and two plies before a node, as continuation-history keys.
-pub type Continuations = [Option<PieceTo>; 2];
-
-/// What one search thread learned about moves: killers per ply, counter-moves, and three
-/// histories: quiet moves by from-to square, quiet moves by the moves before them
-/// (continuation), and captures by piece, target and victim. It outlives a search, so the
-/// next move of the game starts from what this one learned.
-pub struct History {
-    butterfly: Box<[[[i32; 64]; 64]; 2]>,
-    /// `[previous piece-to][piece-to]`, flat.
-    continuation: Box<[i16]>,
-    /// `[piece-to][captured role]`, flat.
-    capture: Box<[i16]>,
-    counter: Box<[[Option<Move>; 64]; 12]>,
-    killers: Box<[[Option<Move>; 2]; MAX_PLY as usize + 2]>,
-    /// `[side to move][pawn key % CORRECTION_SIZE]`: how far searches found the static
-    /// evaluation off, in 1/CORRECTION_GRAIN centipawns.
-    correction: Box<[[i32; CORRECTION_SIZE]; 2]>,
-}
-
-const CORRECTION_SIZE: usize = 16_384;
-const CORRECTION_GRAIN: i32 = 256;
-/// Corrections stay within +-64 centipawns.
-const CORRECTION_MAX: i32 = 64 * CORRECTION_GRAIN;
-/// An update's weight (of 256) grows with the search depth up to this.
-const CORRECTION_WEIGHT_MAX: i32 = 16;
-
-impl Default for History {
-    fn default() -> History {
-        History {
-            butterfly: Box::new([[[0; 64]; 64]; 2]),
-            continuation: vec![0; PIECE_TO * PIECE_TO].into_boxed_slice(),
-            capture: vec![0; PIECE_TO * 6].into_boxed_slice(),
-            counter: Box::new([[None; 64]; 12]),
-            killers: Box::new([[None; 2]; MAX_PLY as usize + 2]),
-            correction: Box::new([[0; CORRECTION_SIZE]; 2]),
-        }
-    }
-}
-
-fn from_to(mv: Move) -> (usize, usize) {
-    (mv.from().map_or(0, |sq| sq as usize), mv.to() as usize)
-}
-
-fn piece_index(color: Color, role: Role) -> usize {
-    role as usize - 1 + 6 * color as usize
-}
-
-/// Moves `entry` towards +-MAX_HISTORY by `bonus`, less as it gets closer.
-fn gravity(entry: i32, bonus: i32) -> i32 {
-    let bonus = bonus.clamp(-MAX_HISTORY, MAX_HISTORY);
-    entry + bonus - entry * bonus.abs() / MAX_HISTORY
-}
-
-fn gravity_i16(entry: &mut i16, bonus: i32) {
-    // Stays within +-MAX_HISTORY, which fits an i16.
-    *entry = gravity(i32::from(*entry), bonus) as i16;
-}
-
-impl History {
-    /// A new search: killers belong to the last position, the histories carry over.
-    pub fn new_search(&mut self) {
-        *self.killers = [[None; 2]; MAX_PLY as usize + 2];
-    }
-
-    /// From-to history plus the continuation histories of the two moves before.
-    pub fn quiet_score(&self, color: Color, mv: Move, conts: Continuations) -> i32 {
-        let (from, to) = from_to(mv);
-        let current = piece_to(color, mv);
-        let mut score = self.butterfly[color as usize][from][to];
-        for prev in conts.into_iter().flatten() {
-            score += i32::from(self.continuation[prev * PIECE_TO + current]);
-        }
-        score
-    }
-
-    pub fn update_quiet(&mut self, color: Color, mv: Move, conts: Continuations, bonus: i32) {
-        let (from, to) = from_to(mv);
-        let entry = &mut self.butterfly[color as usize][from][to];
-        *entry = gravity(*entry, bonus);
-        let current = piece_to(color, mv);
-        for prev in conts.into_iter().flatten() {
-            gravity_i16(&mut self.continuation[prev * PIECE_TO + current], bonus);
-        }
-    }
-
-    fn capture_index(color: Color, mv: Move) -> usize {
-        let victim = mv.capture().map_or(0, |role| role as usize - 1);
-        piece_to(color, mv) * 6 + victim
-    }
-
-    pub fn capture_score(&self, color: Color, mv: Move) -> i32 {
-        i32::from(self.capture[Self::capture_index(color, mv)])
-    }
-
-    pub fn update_capture(&mut self, color: Color, mv: Move, bonus: i32) {
-        gravity_i16(&mut self.capture[Self::capture_index(color, mv)], bonus);
-    }
-
-    pub fn killers(&self, ply: usize) -> [Option<Move>; 2] {
-        self.killers[ply]
-    }
-
-    pub fn add_killer(&mut self, ply: usize, mv: Move) {
-        let slots = &mut self.killers[ply];
-        if slots[0] != Some(mv) {
-            slots[1] = slots[0];
-            slots[0] = Some(mv);
-        }
-    }
-
-    pub fn clear_killers(&mut self, ply: usize) {
-        self.killers[ply] = [None; 2];
-    }
-
-    /// `raw`, the static evaluation, moved by what searches of positions with the same pawns
-    /// found it to be off.
-    pub fn corrected_eval(&self, color: Color, pawn_key: u64, raw: i32) -> i32 {
-        let entry = self.correction[color as usize][pawn_key as usize % CORRECTION_SIZE];
-        raw + entry / CORRECTION_GRAIN
-    }
-
-    /// A search of `depth` found the position worth `error` more than its raw static
-    /// evaluation: the entry moves that way, more for deeper searches.
-    pub fn update_correction(&mut self, color: Color, pawn_key: u64, depth: i32, error: i32) {
-        let entry = &mut self.correction[color as usize][pawn_key as usize % CORRECTION_SIZE];
-        let weight = (depth + 1).min(CORRECTION_WEIGHT_MAX);
-        let target = error.clamp(-CORRECTION_MAX, CORRECTION_MAX) * CORRECTION_GRAIN;
-        let moved = (*entry * (256 - weight) + target * weight) / 256;
-        *entry = moved.clamp(-CORRECTION_MAX, CORRECTION_MAX);
-    }
-
-    /// The reply that refuted `previous` last time (by the moving piece and its target).
-    pub fn counter(&self, previous_mover: Color, previous: Move) -> Option<Move> {
-        self.counter[piece_index(previous_mover, previous.role())][previous.to() as usize]
-    }
-
-    pub fn set_counter(&mut self, previous_mover: Color, previous: Move, reply: Move) {
-        self.counter[piece_index(previous_mover, previous.role())][previous.to() as usize] =
-            Some(reply);
-    }
-}
-
 /// Whether a move changes material: captures and queen promotions. Underpromotions count as
 /// quiet moves, which puts them late in the order.
 pub fn is_tactical(mv: Move) -> bool {
@@ -317,35 +162,6 @@ mod tests {
     }
 
     #[test]
-    fn history_gravity_stays_bounded() {
-        let mut history = History::default();
-        let mv = Move::Normal {
-            role: Role::Knight,
-            from: shakmaty::Square::G1,
-            capture: None,
-            to: shakmaty::Square::F3,
-            promotion: None,
-        };
-        let conts = [Some(piece_to(Color::Black, mv)), None];
-        for _ in 0..1000 {
-            history.update_quiet(Color::White, mv, conts, 5000);
-        }
-        let score = history.quiet_score(Color::White, mv, [None, None]);
-        assert!(
-            score > MAX_HISTORY * 9 / 10 && score <= MAX_HISTORY,
-            "{score}"
-        );
-        let with_continuation = history.quiet_score(Color::White, mv, conts);
-        assert!(
-            with_continuation > score + MAX_HISTORY * 9 / 10
-                && with_continuation <= 2 * MAX_HISTORY,
-            "{with_continuation}"
-        );
-        history.update_quiet(Color::White, mv, conts, -5000);
-        assert!(history.quiet_score(Color::White, mv, [None, None]) < score);
-    }
-
-    #[test]
     fn capture_history_orders_captures_of_equal_victims() {
         // The knight on d5 can be taken by the knight on b4 or the bishop on a2: the same
         // victim, so only the capture history tells them apart.
@@ -374,26 +190,5 @@ mod tests {
             assert_eq!(tactical.next_move(), Some(favourite));
             history.update_capture(Color::White, favourite, -8000);
         }
-    }
-
-    #[test]
-    fn correction_follows_search_results_within_its_bound() {
-        let mut history = History::default();
-        let (white_key, other_key) = (0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321);
-        assert_eq!(history.corrected_eval(Color::White, white_key, 50), 50);
-        // Deep searches keep finding the position 40 cp better than its evaluation.
-        for _ in 0..200 {
-            history.update_correction(Color::White, white_key, 12, 40);
-        }
-        let corrected = history.corrected_eval(Color::White, white_key, 50);
-        assert!((85..=90).contains(&corrected), "{corrected}");
-        // Only that side and that pawn structure are corrected.
-        assert_eq!(history.corrected_eval(Color::Black, white_key, 50), 50);
-        assert_eq!(history.corrected_eval(Color::White, other_key, 50), 50);
-        // However wrong the evaluation looks, the correction stays within 64 cp.
-        for _ in 0..500 {
-            history.update_correction(Color::White, white_key, 20, -5000);
-        }
-        assert_eq!(history.corrected_eval(Color::White, white_key, 0), -64);
     }
 }

@@ -7,7 +7,7 @@
 //! in flight; `read_games` reports and skips a damaged tail.
 
 use crate::board::Board;
-use crate::search::movepick::History;
+use crate::search::history::History;
 use crate::search::{Job, Worker};
 use crate::threads::Shared;
 use crate::time::{Limits, TimePlan};
