@@ -81,6 +81,14 @@ impl TimePlan {
         plan
     }
 
+    /// The GUI ponders: time spent pondering comes back from the opponent's clock, so aim a
+    /// quarter higher (never past the hard deadline).
+    pub fn expect_pondering(&mut self) {
+        self.soft = self
+            .soft
+            .map(|soft| (soft * 5 / 4).min(self.hard.unwrap_or(soft)));
+    }
+
     /// Time since `go` (what `info time` reports).
     pub fn elapsed(&self) -> Duration {
         self.start.elapsed()

@@ -5,16 +5,14 @@
 
 use crate::board::Board;
 use crate::search::history::History;
-use crate::search::{Iteration, Job, Listener};
-use crate::threads::{self, Shared};
+use crate::search::{Iteration, Job, Listener, Progress};
+use crate::threads::{lock_histories, SearchHandle};
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Bound, Tt, MATE, MATE_BOUND};
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};
 use std::io::{BufRead, Write};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 pub const NAME: &str = concat!("Ferrite ", env!("CARGO_PKG_VERSION"));
 pub const AUTHOR: &str = "the Ferrite developers";
@@ -26,21 +24,6 @@ pub const HASH_FILE_DEFAULT: &str = "ferrite.hash";
 const OVERHEAD_DEFAULT: u64 = 30;
 const OVERHEAD_MAX: u64 = 5000;
 const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
-
-/// Stack of the thread that runs a search and prints `bestmove` (it may search itself if no
-/// worker thread can be started).
-const SEARCH_THREAD_STACK: usize = 32 << 20;
-
-/// A running search: its job (for `ponderhit`), shared state, the GUI's own stop (which ends
-/// `go infinite` and pondering) and the thread that prints `bestmove`.
-struct Running {
-    job: Arc<Job>,
-    shared: Arc<Shared>,
-    gui_stop: Arc<AtomicBool>,
-    /// Set just before `bestmove` is sent: from then on the GUI may treat the engine as idle.
-    answered: Arc<AtomicBool>,
-    handle: JoinHandle<()>,
-}
 
 pub struct Engine {
     tt: Arc<Tt>,
@@ -54,7 +37,7 @@ pub struct Engine {
     hash_file: String,
     /// What each search thread learned about moves, kept from one move of a game to the next.
     histories: Arc<Mutex<Vec<History>>>,
-    running: Option<Running>,
+    running: Option<SearchHandle>,
 }
 
 /// One line to the GUI, flushed at once. A closed pipe means the GUI has gone; the end of
@@ -83,53 +66,48 @@ fn move_text(mv: Move, mode: CastlingMode) -> String {
     UciMove::from_move(mv, mode).to_string()
 }
 
-/// Formats the main thread's progress as `info` lines.
-struct UciListener<'a> {
-    tt: &'a Tt,
-    job: &'a Job,
-    shared: &'a Shared,
+/// An `info` line for PV line `multipv` of an iteration.
+fn info_line(mode: CastlingMode, multipv: usize, it: &Iteration, progress: &Progress) -> String {
+    let nps = (progress.nodes as f64 / progress.elapsed.as_secs_f64().max(1e-3)) as u64;
+    let bound = match it.bound {
+        Bound::Lower => " lowerbound",
+        Bound::Upper => " upperbound",
+        _ => "",
+    };
+    let mut line = format!(
+        "info depth {} seldepth {} multipv {multipv} score {}{bound} nodes {} nps {nps} hashfull {} time {}",
+        it.depth,
+        it.seldepth,
+        format_score(it.score),
+        progress.nodes,
+        progress.hashfull,
+        progress.elapsed.as_millis(),
+    );
+    if !it.pv.is_empty() {
+        line.push_str(" pv");
+        for &mv in &it.pv {
+            line.push(' ');
+            line.push_str(&move_text(mv, mode));
+        }
+    }
+    line
+}
+
+/// Prints the main thread's progress as `info` lines.
+struct UciListener {
     mode: CastlingMode,
 }
 
-impl UciListener<'_> {
-    fn info(&self, multipv: usize, it: &Iteration) -> String {
-        let elapsed = self.job.plan.elapsed();
-        let nodes = self.shared.total_nodes();
-        let nps = (nodes as f64 / elapsed.as_secs_f64().max(1e-3)) as u64;
-        let bound = match it.bound {
-            Bound::Lower => " lowerbound",
-            Bound::Upper => " upperbound",
-            _ => "",
-        };
-        let mut line = format!(
-            "info depth {} seldepth {} multipv {multipv} score {}{bound} nodes {nodes} nps {nps} hashfull {} time {}",
-            it.depth,
-            it.seldepth,
-            format_score(it.score),
-            self.tt.hashfull(),
-            elapsed.as_millis(),
-        );
-        if !it.pv.is_empty() {
-            line.push_str(" pv");
-            for &mv in &it.pv {
-                line.push(' ');
-                line.push_str(&move_text(mv, self.mode));
-            }
-        }
-        line
-    }
-}
-
-impl Listener for UciListener<'_> {
-    fn iteration(&self, multipv: usize, it: &Iteration) {
-        say(&self.info(multipv, it));
+impl Listener for UciListener {
+    fn iteration(&self, multipv: usize, it: &Iteration, progress: &Progress) {
+        say(&info_line(self.mode, multipv, it, progress));
     }
 
-    fn current_move(&self, depth: i32, mv: Move, number: usize) {
+    fn current_move(&self, depth: i32, mv: Move, number: usize, progress: &Progress) {
         say(&format!(
             "info depth {depth} currmove {} currmovenumber {number} hashfull {}",
             move_text(mv, self.mode),
-            self.tt.hashfull()
+            progress.hashfull
         ));
     }
 }
@@ -175,7 +153,7 @@ impl Engine {
             "stop" => self.stop(),
             "ponderhit" => {
                 if let Some(running) = &self.running {
-                    running.job.plan.ponderhit();
+                    running.ponderhit();
                 }
             }
             "debug" => match rest.first().copied() {
@@ -225,15 +203,13 @@ impl Engine {
     /// Waits for a running search to end; the table is then ours alone again.
     fn wait(&mut self) {
         if let Some(running) = self.running.take() {
-            // A panic in the search thread was already reported on stderr; carry on.
-            let _ = running.handle.join();
+            running.wait();
         }
     }
 
     fn stop(&mut self) {
         if let Some(running) = &self.running {
-            running.gui_stop.store(true, Relaxed);
-            running.shared.stop();
+            running.stop();
         }
     }
 
@@ -259,7 +235,7 @@ impl Engine {
     fn searching(&self) -> bool {
         self.running
             .as_ref()
-            .is_some_and(|running| !running.answered.load(Relaxed) && !running.handle.is_finished())
+            .is_some_and(SearchHandle::is_searching)
     }
 
     /// The table for a save or load, unless a search is using it.
@@ -450,101 +426,59 @@ impl Engine {
             say("bestmove 0000");
             return;
         }
-        if let Some(tt) = Arc::get_mut(&mut self.tt) {
-            tt.new_search();
-        }
+        self.tt_mut().new_search();
         let mut plan = TimePlan::new(&limits, self.board.turn(), self.move_overhead, received);
         if self.ponder {
-            // Pondering returns time on the opponent's clock: aim a quarter higher.
-            plan.soft = plan
-                .soft
-                .map(|soft| (soft * 5 / 4).min(plan.hard.unwrap_or(soft)));
+            plan.expect_pondering();
         }
-        let job = Arc::new(Job {
+        let job = Job {
             plan,
             board: self.board.clone(),
             limits,
             search_moves,
             multipv: self.multipv,
-        });
-        let shared = Arc::new(Shared::new(self.threads));
-        let gui_stop = Arc::new(AtomicBool::new(false));
-        let (tt, mode, debug) = (Arc::clone(&self.tt), self.mode(), self.debug);
-        let histories = Arc::clone(&self.histories);
-        let answered = Arc::new(AtomicBool::new(false));
-        let (job_in, shared_in, gui_stop_in, answered_in) = (
-            Arc::clone(&job),
-            Arc::clone(&shared),
-            Arc::clone(&gui_stop),
-            Arc::clone(&answered),
-        );
-        let handle = std::thread::Builder::new()
-            .name("search".into())
-            .stack_size(SEARCH_THREAD_STACK)
-            .spawn(move || {
-                let listener = UciListener {
-                    tt: &tt,
-                    job: &job_in,
-                    shared: &shared_in,
-                    mode,
-                };
-                let mut histories = lock_histories(&histories);
-                let outcome =
-                    threads::search(&tt, &job_in, &shared_in, &mut histories, Some(&listener));
-                drop(histories);
-                let result = outcome.best;
-                // Under `go infinite` or while pondering, `bestmove` waits for the GUI, even
-                // when a depth or mate limit ended the search early.
-                while (job_in.limits.infinite || job_in.plan.is_pondering())
-                    && !gui_stop_in.load(Relaxed)
-                {
-                    std::thread::sleep(Duration::from_millis(1));
-                }
-                // The chosen thread's line, so the last info agrees with bestmove.
-                if result.depth > 0 {
-                    say(&listener.info(1, &result));
-                }
-                let best = result
-                    .pv
-                    .first()
-                    .map_or("0000".into(), |&m| move_text(m, mode));
-                if debug {
-                    info_string(&format!(
-                        "searched {} nodes with {} thread(s) in {} ms; tt {} hashfull {}",
-                        shared_in.total_nodes(),
-                        shared_in.threads(),
-                        job_in.plan.elapsed().as_millis(),
-                        outcome.tt_stats,
-                        tt.hashfull()
-                    ));
-                }
-                answered_in.store(true, Relaxed);
-                match result.pv.get(1) {
-                    Some(&ponder) => say(&format!(
-                        "bestmove {best} ponder {}",
-                        move_text(ponder, mode)
-                    )),
-                    None => say(&format!("bestmove {best}")),
-                }
-            });
-        match handle {
-            Ok(handle) => {
-                self.running = Some(Running {
-                    job,
-                    shared,
-                    gui_stop,
-                    answered,
-                    handle,
-                })
+        };
+        let (mode, debug, threads) = (self.mode(), self.debug, self.threads);
+        let finish = move |outcome: &crate::threads::Outcome, progress: &Progress| {
+            let result = &outcome.best;
+            // The chosen thread's line, so the last info agrees with bestmove.
+            if result.depth > 0 {
+                say(&info_line(mode, 1, result, progress));
             }
-            Err(err) => info_string(&format!("error: cannot start the search thread: {err}")),
+            if debug {
+                info_string(&format!(
+                    "searched {} nodes with {threads} thread(s) in {} ms; tt {} hashfull {}",
+                    progress.nodes,
+                    progress.elapsed.as_millis(),
+                    outcome.tt_stats,
+                    progress.hashfull
+                ));
+            }
+            let best = result
+                .pv
+                .first()
+                .map_or("0000".into(), |&m| move_text(m, mode));
+            match result.pv.get(1) {
+                Some(&ponder) => say(&format!(
+                    "bestmove {best} ponder {}",
+                    move_text(ponder, mode)
+                )),
+                None => say(&format!("bestmove {best}")),
+            }
+        };
+        let started = SearchHandle::start(
+            Arc::clone(&self.tt),
+            job,
+            threads,
+            Arc::clone(&self.histories),
+            UciListener { mode },
+            finish,
+        );
+        match started {
+            Ok(handle) => self.running = Some(handle),
+            Err(err) => info_string(&format!("error: {err}")),
         }
     }
-}
-
-fn lock_histories(histories: &Mutex<Vec<History>>) -> MutexGuard<'_, Vec<History>> {
-    // A search thread that panicked leaves histories that are still valid numbers.
-    histories.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 fn truncate(text: &str) -> String {

@@ -1,8 +1,9 @@
 //! Search behaviour on positions with a known answer.
 
 use ferrite::board::Board;
+use ferrite::search::Shared;
 use ferrite::search::{Iteration, Job};
-use ferrite::threads::{self, Shared};
+use ferrite::threads;
 use ferrite::tt::{Tt, MATE};
 use ferrite::uci::format_score;
 use shakmaty::{uci::UciMove, CastlingMode, Position};

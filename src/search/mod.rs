@@ -5,10 +5,12 @@
 pub mod history;
 pub mod movepick;
 pub mod see;
+mod shared;
+
+pub use shared::Shared;
 
 use crate::board::{encode_move, Board};
 use crate::eval::evaluate;
-use crate::threads::Shared;
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Bound, Hit, Tt, TtStats, MATE, MATE_BOUND, MAX_PLY};
 use history::{piece_to, Continuations, History, PieceTo};
@@ -32,12 +34,51 @@ pub struct Iteration {
     pub pv: Vec<Move>,
 }
 
+impl Iteration {
+    /// Depth 0 and a line of the first legal move (if any): what a search that found nothing
+    /// better plays rather than no move.
+    pub fn first_legal(board: &Board) -> Iteration {
+        Iteration {
+            depth: 0,
+            seldepth: 0,
+            score: 0,
+            bound: Bound::Exact,
+            pv: board
+                .pos()
+                .legal_moves()
+                .first()
+                .copied()
+                .into_iter()
+                .collect(),
+        }
+    }
+}
+
+/// Where a search stands when it reports: nodes of all threads, time since `go`, the table's
+/// fill in permille.
+#[derive(Clone, Copy, Debug)]
+pub struct Progress {
+    pub nodes: u64,
+    pub elapsed: std::time::Duration,
+    pub hashfull: usize,
+}
+
+impl Progress {
+    pub fn of(tt: &Tt, job: &Job, shared: &Shared) -> Progress {
+        Progress {
+            nodes: shared.total_nodes(),
+            elapsed: job.plan.elapsed(),
+            hashfull: tt.hashfull(),
+        }
+    }
+}
+
 /// Receives the main thread's progress; implemented by the UCI front end.
 pub trait Listener: Sync {
     /// A finished iteration (or an aspiration failure) of PV line `multipv` (1-based).
-    fn iteration(&self, multipv: usize, it: &Iteration);
+    fn iteration(&self, multipv: usize, it: &Iteration, progress: &Progress);
     /// The root move now being searched, after the search has run a few seconds.
-    fn current_move(&self, depth: i32, mv: Move, number: usize);
+    fn current_move(&self, depth: i32, mv: Move, number: usize, progress: &Progress);
 }
 
 /// What one `go` asks of every search thread.
@@ -190,11 +231,8 @@ impl<'a> Worker<'a> {
     pub fn iterate(&mut self) -> Iteration {
         let root_moves = self.root_moves();
         let mut result = Iteration {
-            depth: 0,
-            seldepth: 0,
-            score: 0,
-            bound: Bound::Exact,
             pv: root_moves.first().copied().into_iter().collect(),
+            ..Iteration::first_legal(&self.board)
         };
         if root_moves.is_empty() {
             return result;
@@ -263,8 +301,9 @@ impl<'a> Worker<'a> {
             result = lines[0].clone();
             self.publish_nodes();
             if let Some(listener) = self.listener {
+                let progress = self.progress();
                 for (i, line) in lines.iter().enumerate() {
-                    listener.iteration(i + 1, line);
+                    listener.iteration(i + 1, line, &progress);
                 }
             }
             let score = result.score;
@@ -391,9 +430,14 @@ impl<'a> Worker<'a> {
                         bound,
                         pv,
                     },
+                    &self.progress(),
                 );
             }
         }
+    }
+
+    fn progress(&self) -> Progress {
+        Progress::of(self.tt, self.job, self.shared)
     }
 
     fn publish_nodes(&self) {
@@ -690,7 +734,7 @@ impl<'a> Worker<'a> {
 
             if root && self.job.plan.elapsed().as_millis() > CURRMOVE_AFTER_MS {
                 if let Some(listener) = self.listener {
-                    listener.current_move(depth, mv, move_count);
+                    listener.current_move(depth, mv, move_count, &self.progress());
                 }
             }
             self.stack[ply].mv = Some(mv);

@@ -4,7 +4,8 @@
 
 use crate::board::Board;
 use crate::search::Job;
-use crate::threads::{self, Shared};
+use crate::search::Shared;
+use crate::threads;
 use crate::tt::Tt;
 use shakmaty::CastlingMode;
 use std::time::Instant;

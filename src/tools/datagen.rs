@@ -8,8 +8,7 @@
 
 use crate::board::Board;
 use crate::search::history::History;
-use crate::search::{Job, Worker};
-use crate::threads::Shared;
+use crate::search::{Job, Shared, Worker};
 use crate::time::{Limits, TimePlan};
 use crate::tt::Tt;
 use shakmaty::{uci::UciMove, CastlingMode, Color, Move, Position};
