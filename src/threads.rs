@@ -41,7 +41,7 @@ pub fn search(
         let mut handles = Vec::with_capacity(threads);
         for (id, history) in histories.iter_mut().take(threads).enumerate() {
             let worker = move |_: &crossbeam::thread::Scope| {
-                let _main_ends_all = (id == 0).then_some(StopOnDrop(shared));
+                let _main_ends_all = (id == 0).then(|| StopOnDrop(shared));
                 let listener = if id == 0 { listener } else { None };
                 let mut worker = Worker::new(id, job, tt, shared, listener, history);
                 let result = worker.iterate();
