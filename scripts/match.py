@@ -63,7 +63,9 @@ import time
 import chess
 import chess.pgn
 
-DEFAULT_BOOK = "/work/shared/openings/8moves_v3.epd"
+# The book beside the checkout, as the workplace lays it out (../shared next to the repository).
+DEFAULT_BOOK = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                             "..", "..", "shared", "openings", "8moves_v3.epd"))
 HANDSHAKE_TIMEOUT_S = 30.0      # for uciok / readyok (allows a large Hash to be allocated)
 MATE_SCORE_CP = 100_000         # score used for "score mate N" in adjudication
 STDERR_TAIL_LINES = 20          # engine stderr lines kept to explain a crash
@@ -935,6 +937,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.concurrency < 1:
             raise ValueError("--concurrency must be at least 1")
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
+        if not os.path.isfile(args.book):
+            raise ValueError(f"opening book {args.book} not found; pass --book FILE")
         book = OpeningBook(args.book, seed)
     except (ValueError, OSError) as err:
         parser.error(str(err))

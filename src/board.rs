@@ -94,11 +94,6 @@ impl Board {
         self.pos.is_check()
     }
 
-    /// Plies made since the search (or game) started: the undo stack's depth.
-    pub fn plies(&self) -> usize {
-        self.undo.len()
-    }
-
     /// Parses a UCI move and plays it if it is legal in this position.
     pub fn play_uci(&mut self, text: &str) -> Result<Move, String> {
         let uci: UciMove = text

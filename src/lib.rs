@@ -3,10 +3,12 @@
 //! The engine: `board` (position, key, repetitions), `eval` (static evaluation), `search`
 //! (one thread's search and its move ordering), `threads` (the Lazy SMP pool and a search's
 //! lifecycle), `time` (deadlines), `tt` (the shared table) and `uci` (the protocol).
-//! `tools` holds the other commands of the command line.
+//! `tools` holds the other commands of the command line; `rng` is their small random
+//! generator.
 
 pub mod board;
 pub mod eval;
+pub mod rng;
 pub mod search;
 pub mod threads;
 pub mod time;

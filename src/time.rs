@@ -120,10 +120,6 @@ impl TimePlan {
         !self.is_pondering() && self.hard.is_some_and(|hard| self.clock() >= hard)
     }
 
-    pub fn past_soft(&self) -> bool {
-        self.past_scaled_soft(1.0)
-    }
-
     /// Whether the clock has passed the soft deadline times `scale` (never beyond the hard
     /// one). The search asks for more time while its best move is unsettled, less once it has
     /// held for several iterations; a fixed `movetime` ignores `scale`.
@@ -199,7 +195,7 @@ mod tests {
             },
             Duration::from_secs(5),
         );
-        assert!(!p.past_hard() && !p.past_soft());
+        assert!(!p.past_hard() && !p.past_scaled_soft(1.0));
         p.ponderhit();
         assert!(!p.past_hard(), "the clock starts at ponderhit, not at go");
         std::thread::sleep(Duration::from_millis(60));
@@ -228,7 +224,7 @@ mod tests {
             ago,
         );
         // 10 s over 25 moves: soft 240 ms, hard 1200 ms; 300 ms have passed.
-        assert!(clock.past_soft());
+        assert!(clock.past_scaled_soft(1.0));
         assert!(!clock.past_scaled_soft(1.5));
         assert!(clock.past_scaled_soft(0.5));
         let movetime = plan_started(

@@ -23,7 +23,6 @@ pub const MULTIPV_MAX: usize = 256;
 pub const HASH_FILE_DEFAULT: &str = "ferrite.hash";
 const OVERHEAD_DEFAULT: u64 = 30;
 const OVERHEAD_MAX: u64 = 5000;
-const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
 pub struct Engine {
     tt: Arc<Tt>,
@@ -388,7 +387,7 @@ impl Engine {
             None => (args, &[][..]),
         };
         let board = match setup.split_first() {
-            Some((&"startpos", [])) => Board::from_fen(STARTPOS, CastlingMode::Standard),
+            Some((&"startpos", [])) => Ok(Board::default()),
             Some((&"fen", fields)) if !fields.is_empty() => {
                 let fen = fields.join(" ");
                 // A Chess960 FEN is read as one even when the GUI did not say so.

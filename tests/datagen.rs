@@ -2,13 +2,14 @@
 //! and the command line writes a readable file.
 
 use ferrite::board::Board;
-use ferrite::tools::datagen::{encode, read_games, GameRecord, Player, Rng};
+use ferrite::rng::SplitMix64;
+use ferrite::tools::datagen::{encode, read_games, GameRecord, Player};
 use shakmaty::{CastlingMode, EnPassantMode};
 use std::io::BufReader;
 
 fn games(seed: u64, count: usize) -> Vec<GameRecord> {
     let mut player = Player::new(300, 1200).unwrap();
-    let mut rng = Rng::new(seed);
+    let mut rng = SplitMix64::new(seed);
     let mut games = Vec::new();
     while games.len() < count {
         if let Some(game) = player.play(&mut rng, &[], 8) {

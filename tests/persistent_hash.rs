@@ -199,7 +199,7 @@ fn debug_reports_table_statistics_after_each_search() {
 /// The same table, built the same way in any process: 30,000 entries with data derived from
 /// their keys.
 fn reference_table() -> (ferrite::tt::Tt, Vec<u64>) {
-    use ferrite::tt::{Bound, Tt};
+    use ferrite::tt::{Bound, Record, Tt};
     let mut tt = Tt::new(4).unwrap();
     tt.new_search();
     let keys: Vec<u64> = (1..=30_000u64)
@@ -207,15 +207,15 @@ fn reference_table() -> (ferrite::tt::Tt, Vec<u64>) {
         .collect();
     for &key in &keys {
         let bound = [Bound::Upper, Bound::Lower, Bound::Exact][(key % 3) as usize];
-        tt.store(
+        tt.store(&Record {
             key,
-            (key % 7) as i32,
-            key as u16 | 1,
-            (key >> 20) as i16 as i32 / 3,
-            (key >> 40) as i16 as i32 / 3,
-            (key % 40) as i32 - 8,
+            ply: (key % 7) as i32,
+            mv: key as u16 | 1,
+            score: (key >> 20) as i16 as i32 / 3,
+            raw_eval: (key >> 40) as i16 as i32 / 3,
+            depth: (key % 40) as i32 - 8,
             bound,
-        );
+        });
     }
     (tt, keys)
 }

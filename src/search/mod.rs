@@ -12,7 +12,7 @@ pub use shared::Shared;
 use crate::board::{encode_move, Board};
 use crate::eval::evaluate;
 use crate::time::{Limits, TimePlan};
-use crate::tt::{Bound, Hit, Tt, TtStats, MATE, MATE_BOUND, MAX_PLY};
+use crate::tt::{Bound, Hit, Record, Tt, TtStats, MATE, MATE_BOUND, MAX_PLY};
 use history::{piece_to, Continuations, History, PieceTo};
 use movepick::{is_tactical, MovePicker};
 use see::{see_ge, see_value};
@@ -376,7 +376,8 @@ impl<'a> Worker<'a> {
             .is_some_and(|moves| score.abs() > MATE_BOUND && MATE - score.abs() < 2 * moves)
     }
 
-    fn root_moves(&self) -> Vec<Move> {
+    /// The legal moves the root may play: `go searchmoves` and MultiPV leave some out.
+    fn root_moves(&self) -> MoveList {
         self.board
             .pos()
             .legal_moves()
@@ -636,13 +637,8 @@ impl<'a> Worker<'a> {
             depth
         };
 
-        let moves: MoveList = if root {
-            self.board
-                .pos()
-                .legal_moves()
-                .into_iter()
-                .filter(|mv| self.root_allowed(mv))
-                .collect()
+        let moves = if root {
+            self.root_moves()
         } else {
             self.board.pos().legal_moves()
         };
@@ -823,7 +819,15 @@ impl<'a> Worker<'a> {
                 .correction
                 .update(us, pawn_key, depth, best_score - raw_eval);
         }
-        self.store(key, ply, best_move, best_score, bound, raw_eval, depth);
+        self.store(Record {
+            key,
+            ply: ply as i32,
+            mv: best_move.map_or(0, encode_move),
+            score: best_score,
+            raw_eval,
+            depth,
+            bound,
+        });
         best_score
     }
 
@@ -876,27 +880,9 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// Records a node's result and the raw static evaluation.
-    #[allow(clippy::too_many_arguments)]
-    fn store(
-        &mut self,
-        key: u64,
-        ply: usize,
-        best_move: Option<Move>,
-        best_score: i32,
-        bound: Bound,
-        static_eval: i32,
-        depth: i32,
-    ) {
-        let outcome = self.tt.store(
-            key,
-            ply as i32,
-            best_move.map_or(0, encode_move),
-            best_score,
-            static_eval,
-            depth,
-            bound,
-        );
+    /// Records a node's result in the table.
+    fn store(&mut self, record: Record) {
+        let outcome = self.tt.store(&record);
         self.stats.record_store(outcome);
     }
 
@@ -1011,7 +997,15 @@ impl<'a> Worker<'a> {
             }
         }
         let bound = bound_of(best_score, original_alpha, beta);
-        self.store(key, ply, best_move, best_score, bound, raw_eval, 0);
+        self.store(Record {
+            key,
+            ply: ply as i32,
+            mv: best_move.map_or(0, encode_move),
+            score: best_score,
+            raw_eval,
+            depth: 0,
+            bound,
+        });
         best_score
     }
 }

@@ -93,14 +93,6 @@ impl MovePicker {
         }
     }
 
-    pub fn len(&self) -> usize {
-        self.moves.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.moves.is_empty()
-    }
-
     /// The best remaining move (selection sort: most nodes cut off after a few moves).
     pub fn next_move(&mut self) -> Option<Move> {
         if self.next >= self.moves.len() {

@@ -7,6 +7,7 @@
 //! in flight; `read_games` reports and skips a damaged tail.
 
 use crate::board::Board;
+use crate::rng::SplitMix64 as Rng;
 use crate::search::history::History;
 use crate::search::{Job, Shared, Worker};
 use crate::time::{Limits, TimePlan};
@@ -63,27 +64,6 @@ pub struct GameRecord {
     pub start_fen: String,
     pub moves: Vec<(Move, i16)>,
     pub result: u8,
-}
-
-/// SplitMix64: a small generator whose streams are reproducible from a seed.
-pub struct Rng(u64);
-
-impl Rng {
-    pub fn new(seed: u64) -> Rng {
-        Rng(seed)
-    }
-
-    pub fn next_u64(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    }
-
-    pub fn below(&mut self, n: usize) -> usize {
-        (self.next_u64() % n.max(1) as u64) as usize
-    }
 }
 
 /// One game thread's state: its table and move histories, reused from game to game.

@@ -1,8 +1,9 @@
 //! `ferrite tt-bench`: the table alone, with 4 KiB pages and with 2 MiB pages side by side.
 //! Every figure is the median of several rounds measured in this one run.
 
+use crate::rng::mix;
 use crate::tt::memory::{clear_threads, PagePolicy};
-use crate::tt::{Bound, Tt};
+use crate::tt::{Bound, Record, Tt};
 use shakmaty::{fen::Fen, CastlingMode, Chess, Position};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -13,12 +14,6 @@ const INDEPENDENT: usize = 1_000_000;
 /// Default unrelated work between prefetch and probe, as a search's move generation would be.
 pub const DEFAULT_WORK_NS: u64 = 200;
 const WORK_FEN: &str = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP1B1PPP/R2QKB1R w KQ - 0 8";
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
 
 /// Keys whose buckets are known without a division: with `step = ceil(2^64 / n)`, the key
 /// `bucket * step + slot` (slot 0..4) lands in `bucket` of a table with `n` buckets.
@@ -58,7 +53,15 @@ fn fill(tt: &Tt, space: KeySpace) {
     for bucket in 0..space.n {
         for slot in 0..4 {
             let key = space.key(bucket, slot);
-            tt.store(key, 0, 1, 0, (key >> 40) as i32 & 0x3FF, 5, Bound::Exact);
+            tt.store(&Record {
+                key,
+                ply: 0,
+                mv: 1,
+                score: 0,
+                raw_eval: (key >> 40) as i32 & 0x3FF,
+                depth: 5,
+                bound: Bound::Exact,
+            });
         }
     }
 }
@@ -177,7 +180,15 @@ fn measure(mib: usize, threads: usize, policy: PagePolicy, work: &Work) -> Resul
         probe.push(per(t, keys.len()));
         let (_, t) = timed(|| {
             for &k in &keys {
-                tt.store(k, 0, 2, 0, 7, 6, Bound::Lower);
+                tt.store(&Record {
+                    key: k,
+                    ply: 0,
+                    mv: 2,
+                    score: 0,
+                    raw_eval: 7,
+                    depth: 6,
+                    bound: Bound::Lower,
+                });
             }
         });
         store.push(per(t, keys.len()));

@@ -49,6 +49,21 @@ impl Bound {
     }
 }
 
+/// One table write: what a search of the position `key`, `ply` plies from the root, found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Record {
+    pub key: u64,
+    pub ply: i32,
+    /// The best move (0: none; the entry's old move is kept).
+    pub mv: u16,
+    /// The search's score, relative to the root.
+    pub score: i32,
+    /// The static evaluation before any correction.
+    pub raw_eval: i32,
+    pub depth: i32,
+    pub bound: Bound,
+}
+
 /// What the table knows about a position. `score` is relative to the root (ply-adjusted).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Hit {
@@ -221,6 +236,7 @@ impl Tt {
         self.generation = (self.generation + 1) & GENERATION_MASK;
     }
 
+    #[cfg(test)]
     pub fn generation(&self) -> u8 {
         self.generation
     }
@@ -244,18 +260,17 @@ impl Tt {
     /// Records a searched node. A same-key entry is overwritten unless it is fresh, more than
     /// four plies deeper and the new result is not exact; otherwise the entry with the lowest
     /// `depth - 8 * age` gives way (empty entries first, as their depth counts as -8).
-    #[allow(clippy::too_many_arguments)]
     #[inline]
-    pub fn store(
-        &self,
-        key: u64,
-        ply: i32,
-        mv: u16,
-        score: i32,
-        eval: i32,
-        depth: i32,
-        bound: Bound,
-    ) -> StoreOutcome {
+    pub fn store(&self, record: &Record) -> StoreOutcome {
+        let Record {
+            key,
+            ply,
+            mv,
+            score,
+            raw_eval,
+            depth,
+            bound,
+        } = *record;
         let bucket = self.bucket(key);
         let mut mv = mv;
         let mut slot = 0;
@@ -289,7 +304,7 @@ impl Tt {
         let data = Data::pack(
             mv,
             score_to_tt(score, ply),
-            eval,
+            raw_eval,
             depth,
             bound,
             self.generation,

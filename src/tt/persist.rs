@@ -225,7 +225,7 @@ impl Tt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tt::Bound;
+    use crate::tt::{Bound, Record};
 
     fn filled(mib: usize, count: u64) -> (Tt, Vec<u64>) {
         let tt = Tt::new(mib).unwrap();
@@ -233,15 +233,15 @@ mod tests {
             .map(|i| i.wrapping_mul(0x9E37_79B9_7F4A_7C15))
             .collect();
         for (i, &key) in keys.iter().enumerate() {
-            tt.store(
+            tt.store(&Record {
                 key,
-                0,
-                i as u16 | 1,
-                i as i32 % 700,
-                -(i as i32 % 300),
-                (i % 30) as i32,
-                Bound::Lower,
-            );
+                ply: 0,
+                mv: i as u16 | 1,
+                score: i as i32 % 700,
+                raw_eval: -(i as i32 % 300),
+                depth: (i % 30) as i32,
+                bound: Bound::Lower,
+            });
         }
         (tt, keys)
     }

@@ -1,12 +1,32 @@
 use super::*;
 
-/// splitmix64: a well-mixed key stream for tests, reproducible from its seed.
+/// A well-mixed key stream for tests, reproducible from its seed.
 fn next_key(state: &mut u64) -> u64 {
     *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    crate::rng::mix(*state)
+}
+
+/// A table write from its fields, in the order a search knows them.
+#[allow(clippy::too_many_arguments)]
+fn store(
+    tt: &Tt,
+    key: u64,
+    ply: i32,
+    mv: u16,
+    score: i32,
+    raw_eval: i32,
+    depth: i32,
+    bound: Bound,
+) -> StoreOutcome {
+    tt.store(&Record {
+        key,
+        ply,
+        mv,
+        score,
+        raw_eval,
+        depth,
+        bound,
+    })
 }
 
 fn small_table(buckets: usize) -> Tt {
@@ -86,7 +106,7 @@ fn quiescence_depths_down_to_minus_eight_are_stored_and_probed() {
     let tt = small_table(16);
     for (i, depth) in (-8..=0).enumerate() {
         let key = 0x1000_0000_0000_0000 * (i as u64 % 15 + 1) + i as u64;
-        tt.store(key, 0, 0, 10, 20, depth, Bound::Upper);
+        store(&tt, key, 0, 0, 10, 20, depth, Bound::Upper);
         assert_eq!(tt.probe(key, 0).unwrap().depth, depth);
     }
 }
@@ -95,17 +115,17 @@ fn quiescence_depths_down_to_minus_eight_are_stored_and_probed() {
 fn mate_scores_keep_their_distance_across_plies() {
     let tt = small_table(16);
     // Found at ply 3: we mate in 5 more plies, so the root sees mate in 8.
-    tt.store(11, 3, 0, MATE - 8, 0, 6, Bound::Exact);
+    store(&tt, 11, 3, 0, MATE - 8, 0, 6, Bound::Exact);
     // Reached again at ply 7 through a transposition: still 5 plies from this node.
     assert_eq!(tt.probe(11, 7).unwrap().score, MATE - 12);
     assert_eq!(tt.probe(11, 3).unwrap().score, MATE - 8);
 
-    tt.store(12, 4, 0, -MATE + 6, 0, 6, Bound::Lower);
+    store(&tt, 12, 4, 0, -MATE + 6, 0, 6, Bound::Lower);
     assert_eq!(tt.probe(12, 1).unwrap().score, -MATE + 3);
     assert_eq!(tt.probe(12, 10).unwrap().score, -MATE + 12);
 
     // Ordinary scores are not adjusted.
-    tt.store(13, 9, 0, -250, 0, 6, Bound::Upper);
+    store(&tt, 13, 9, 0, -250, 0, 6, Bound::Upper);
     assert_eq!(tt.probe(13, 2).unwrap().score, -250);
 }
 
@@ -113,7 +133,7 @@ fn mate_scores_keep_their_distance_across_plies() {
 fn empty_entry_never_matches_key_zero() {
     let tt = small_table(4);
     assert_eq!(tt.probe(0, 0), None);
-    tt.store(0, 0, 0x0101, 5, 6, 7, Bound::Exact);
+    store(&tt, 0, 0, 0x0101, 5, 6, 7, Bound::Exact);
     let hit = tt.probe(0, 0).unwrap();
     assert_eq!((hit.mv, hit.score, hit.eval, hit.depth), (0x0101, 5, 6, 7));
 }
@@ -123,7 +143,7 @@ fn empty_slots_are_filled_before_anything_is_evicted() {
     let tt = small_table(1);
     let keys = keys_in_first_bucket(1, 4);
     for (i, &key) in keys.iter().enumerate() {
-        tt.store(key, 0, i as u16 + 1, 0, 0, 1, Bound::Exact);
+        store(&tt, key, 0, i as u16 + 1, 0, 0, 1, Bound::Exact);
     }
     for (i, &key) in keys.iter().enumerate() {
         assert_eq!(tt.probe(key, 0).unwrap().mv, i as u16 + 1);
@@ -133,30 +153,30 @@ fn empty_slots_are_filled_before_anything_is_evicted() {
 #[test]
 fn same_key_keeps_a_much_deeper_fresh_entry_unless_exact() {
     let tt = small_table(1);
-    tt.store(77, 0, 1, 100, 0, 12, Bound::Lower);
-    tt.store(77, 0, 2, 50, 0, 7, Bound::Upper);
+    store(&tt, 77, 0, 1, 100, 0, 12, Bound::Lower);
+    store(&tt, 77, 0, 2, 50, 0, 7, Bound::Upper);
     assert_eq!(
         tt.probe(77, 0).unwrap().depth,
         12,
         "shallow non-exact refused"
     );
-    tt.store(77, 0, 3, 60, 0, 8, Bound::Lower);
+    store(&tt, 77, 0, 3, 60, 0, 8, Bound::Lower);
     assert_eq!(
         tt.probe(77, 0).unwrap().depth,
         8,
         "within four plies overwrites"
     );
-    tt.store(77, 0, 4, 70, 0, 20, Bound::Lower);
-    tt.store(77, 0, 5, 80, 0, 2, Bound::Exact);
+    store(&tt, 77, 0, 4, 70, 0, 20, Bound::Lower);
+    store(&tt, 77, 0, 5, 80, 0, 2, Bound::Exact);
     assert_eq!(tt.probe(77, 0).unwrap().depth, 2, "exact always overwrites");
 }
 
 #[test]
 fn same_key_deeper_entry_from_an_old_search_is_overwritten() {
     let mut tt = small_table(1);
-    tt.store(77, 0, 1, 100, 0, 12, Bound::Lower);
+    store(&tt, 77, 0, 1, 100, 0, 12, Bound::Lower);
     tt.new_search();
-    tt.store(77, 0, 2, 50, 0, 3, Bound::Upper);
+    store(&tt, 77, 0, 2, 50, 0, 3, Bound::Upper);
     let hit = tt.probe(77, 0).unwrap();
     assert_eq!((hit.depth, hit.bound, hit.mv), (3, Bound::Upper, 2));
 }
@@ -164,11 +184,11 @@ fn same_key_deeper_entry_from_an_old_search_is_overwritten() {
 #[test]
 fn same_key_store_without_move_keeps_the_old_move() {
     let tt = small_table(1);
-    tt.store(5, 0, 0x0ABC, 10, 0, 4, Bound::Lower);
-    tt.store(5, 0, 0, 20, 0, 5, Bound::Upper);
+    store(&tt, 5, 0, 0x0ABC, 10, 0, 4, Bound::Lower);
+    store(&tt, 5, 0, 0, 20, 0, 5, Bound::Upper);
     let hit = tt.probe(5, 0).unwrap();
     assert_eq!((hit.mv, hit.score, hit.depth), (0x0ABC, 20, 5));
-    tt.store(5, 0, 0x0DEF, 30, 0, 6, Bound::Exact);
+    store(&tt, 5, 0, 0x0DEF, 30, 0, 6, Bound::Exact);
     assert_eq!(tt.probe(5, 0).unwrap().mv, 0x0DEF);
 }
 
@@ -177,9 +197,9 @@ fn shallowest_entry_is_evicted_within_a_generation() {
     let tt = small_table(1);
     let keys = keys_in_first_bucket(1, 5);
     for (&key, depth) in keys.iter().zip([9, 3, 7, 5]) {
-        tt.store(key, 0, 0, 0, 0, depth, Bound::Exact);
+        store(&tt, key, 0, 0, 0, 0, depth, Bound::Exact);
     }
-    tt.store(keys[4], 0, 0, 0, 0, 1, Bound::Exact);
+    store(&tt, keys[4], 0, 0, 0, 0, 1, Bound::Exact);
     assert!(tt.probe(keys[1], 0).is_none(), "depth 3 was the shallowest");
     for i in [0, 2, 3, 4] {
         assert!(tt.probe(keys[i], 0).is_some());
@@ -190,15 +210,15 @@ fn shallowest_entry_is_evicted_within_a_generation() {
 fn older_entries_give_way_before_deeper_fresh_ones() {
     let mut tt = small_table(1);
     let keys = keys_in_first_bucket(1, 5);
-    tt.store(keys[0], 0, 0, 0, 0, 20, Bound::Exact); // deep but three generations old
+    store(&tt, keys[0], 0, 0, 0, 0, 20, Bound::Exact); // deep but three generations old
     tt.new_search();
-    tt.store(keys[1], 0, 0, 0, 0, 10, Bound::Exact); // two generations old
+    store(&tt, keys[1], 0, 0, 0, 0, 10, Bound::Exact); // two generations old
     tt.new_search();
     tt.new_search();
-    tt.store(keys[2], 0, 0, 0, 0, 1, Bound::Exact);
-    tt.store(keys[3], 0, 0, 0, 0, 2, Bound::Exact);
+    store(&tt, keys[2], 0, 0, 0, 0, 1, Bound::Exact);
+    store(&tt, keys[3], 0, 0, 0, 0, 2, Bound::Exact);
     // Values: 20 - 24 = -4, 10 - 16 = -6, 1, 2: the two-generations-old entry goes.
-    tt.store(keys[4], 0, 0, 0, 0, 0, Bound::Exact);
+    store(&tt, keys[4], 0, 0, 0, 0, 0, Bound::Exact);
     assert!(tt.probe(keys[1], 0).is_none());
     assert!(tt.probe(keys[0], 0).is_some());
 }
@@ -211,7 +231,7 @@ fn generation_age_wraps_around_six_bits() {
         tt.new_search();
     }
     assert_eq!(tt.generation(), 62);
-    tt.store(keys[0], 0, 0, 0, 0, 30, Bound::Exact); // generation 62
+    store(&tt, keys[0], 0, 0, 0, 0, 30, Bound::Exact); // generation 62
     tt.new_search();
     tt.new_search();
     tt.new_search(); // generation 1: the entry is 3 old, not 61 "in the future"
@@ -220,11 +240,11 @@ fn generation_age_wraps_around_six_bits() {
         age(tt.generation(), Data::pack(0, 0, 0, 0, Bound::Exact, 62)),
         3
     );
-    tt.store(keys[1], 0, 0, 0, 0, 5, Bound::Exact);
-    tt.store(keys[2], 0, 0, 0, 0, 5, Bound::Exact);
-    tt.store(keys[3], 0, 0, 0, 0, 7, Bound::Exact);
+    store(&tt, keys[1], 0, 0, 0, 0, 5, Bound::Exact);
+    store(&tt, keys[2], 0, 0, 0, 0, 5, Bound::Exact);
+    store(&tt, keys[3], 0, 0, 0, 0, 7, Bound::Exact);
     // 30 - 24 = 6 beats 5 and 5: one of the depth-5 entries is evicted, not the old one.
-    tt.store(keys[4], 0, 0, 0, 0, 9, Bound::Exact);
+    store(&tt, keys[4], 0, 0, 0, 0, 9, Bound::Exact);
     assert!(tt.probe(keys[0], 0).is_some());
     assert!(tt.probe(keys[1], 0).is_none());
 }
@@ -306,7 +326,8 @@ fn hammer(tt: &Tt, plain: bool, rounds: usize) -> (usize, usize) {
                             store_plain(tt, store_key);
                             probe_plain(tt, probe_key)
                         } else {
-                            tt.store(
+                            store(
+                                tt,
                                 store_key,
                                 0,
                                 data_for(store_key).0,
@@ -369,7 +390,7 @@ fn hashfull_counts_only_the_current_generation() {
     let mut state = 7;
     // Fill the sampled buckets (the first 250 of 16384) and far beyond.
     for _ in 0..200_000 {
-        tt.store(next_key(&mut state), 0, 1, 0, 0, 1, Bound::Exact);
+        store(&tt, next_key(&mut state), 0, 1, 0, 0, 1, Bound::Exact);
     }
     let full = tt.hashfull();
     assert!(full > 900 && full <= 1000, "hashfull {full}");
@@ -383,7 +404,7 @@ fn clear_and_resize_leave_an_empty_table() {
     let mut state = 3;
     let keys: Vec<u64> = (0..100_000).map(|_| next_key(&mut state)).collect();
     for &key in &keys {
-        tt.store(key, 0, 9, 1, 2, 3, Bound::Lower);
+        store(&tt, key, 0, 9, 1, 2, 3, Bound::Lower);
     }
     assert!(tt.hashfull() > 500);
     assert!(keys.iter().filter(|&&k| tt.probe(k, 0).is_some()).count() > 50_000);
@@ -393,7 +414,7 @@ fn clear_and_resize_leave_an_empty_table() {
     assert!(keys.iter().all(|&k| tt.probe(k, 0).is_none()));
 
     for &key in &keys {
-        tt.store(key, 0, 9, 1, 2, 3, Bound::Lower);
+        store(&tt, key, 0, 9, 1, 2, 3, Bound::Lower);
     }
     tt.resize(3).unwrap();
     assert_eq!(tt.mib(), 3);
@@ -407,7 +428,7 @@ fn failed_resize_keeps_a_usable_table_of_the_old_size() {
     let err = tt.resize(usize::MAX >> 21).unwrap_err();
     assert!(err.to_string().contains("cannot allocate"), "{err}");
     assert_eq!(tt.mib(), 2);
-    tt.store(42, 0, 1, 2, 3, 4, Bound::Exact);
+    store(&tt, 42, 0, 1, 2, 3, 4, Bound::Exact);
     assert_eq!(tt.probe(42, 0).unwrap().eval, 3);
 }
 
@@ -417,21 +438,21 @@ fn store_reports_what_it_did() {
     let keys = keys_in_first_bucket(1, 5);
     for &key in &keys[..4] {
         assert_eq!(
-            tt.store(key, 0, 1, 0, 0, 10, Bound::Lower),
+            store(&tt, key, 0, 1, 0, 0, 10, Bound::Lower),
             StoreOutcome::Empty
         );
     }
     assert_eq!(
-        tt.store(keys[0], 0, 1, 0, 0, 11, Bound::Lower),
+        store(&tt, keys[0], 0, 1, 0, 0, 11, Bound::Lower),
         StoreOutcome::SameKey
     );
     assert_eq!(
-        tt.store(keys[0], 0, 1, 0, 0, 2, Bound::Upper),
+        store(&tt, keys[0], 0, 1, 0, 0, 2, Bound::Upper),
         StoreOutcome::Refused
     );
     tt.new_search();
     assert_eq!(
-        tt.store(keys[4], 0, 1, 0, 0, 1, Bound::Exact),
+        store(&tt, keys[4], 0, 1, 0, 0, 1, Bound::Exact),
         StoreOutcome::Replaced
     );
     let mut stats = TtStats::default();
