@@ -637,20 +637,6 @@ impl<'a> Worker<'a> {
             depth
         };
 
-        let moves = if root {
-            self.root_moves()
-        } else {
-            self.board.pos().legal_moves()
-        };
-        if moves.is_empty() {
-            return if in_check { -MATE + ply as i32 } else { 0 };
-        }
-        // A table move that is not legal here would mean a torn entry or a key collision;
-        // the move picker only ever plays legal moves, and debug builds check it never happens.
-        debug_assert!(
-            tt_move == 0 || root || moves.iter().any(|&mv| encode_move(mv) == tt_move),
-            "table move {tt_move:#x} is not legal in this position"
-        );
         let previous = if ply > 0 {
             self.stack[ply - 1].mv
         } else {
@@ -660,24 +646,19 @@ impl<'a> Worker<'a> {
         let conts = self.continuations(ply);
         let killers = self.history.killers(ply);
         let counter = previous.and_then(|prev| self.history.counter(!us, prev));
-        let mut picker = MovePicker::new(
-            self.board.pos(),
-            moves,
-            tt_move,
-            killers,
-            counter,
-            self.history,
-            conts,
-        );
+        let mut picker = MovePicker::new(self.board.pos(), tt_move, killers, counter, conts);
 
         let original_alpha = alpha;
         let mut best_score = -INFINITY;
         let mut best_move = None;
         let mut move_count = 0;
-        let mut quiets_tried: Vec<Move> = Vec::new();
-        let mut captures_tried: Vec<Move> = Vec::new();
-        while let Some(mv) = picker.next_move() {
-            if Some(mv) == excluded {
+        // Whether the position has a legal move at all (mate and stalemate have none).
+        let mut any_legal = false;
+        let mut quiets_tried = MoveList::new();
+        let mut captures_tried = MoveList::new();
+        while let Some(mv) = picker.next_move(self.board.pos(), self.history) {
+            any_legal = true;
+            if Some(mv) == excluded || (root && !self.root_allowed(&mv)) {
                 continue;
             }
             move_count += 1;
@@ -796,6 +777,9 @@ impl<'a> Worker<'a> {
             }
         }
 
+        if !any_legal {
+            return if in_check { -MATE + ply as i32 } else { 0 };
+        }
         if excluded.is_some() {
             // Only a fail high or low matters to the singular test; nothing is stored, since
             // the result leaves out a move. With no other legal move, alpha stands.
@@ -951,23 +935,18 @@ impl<'a> Worker<'a> {
             (raw, eval, eval)
         };
 
-        let all = self.board.pos().legal_moves();
-        if in_check && all.is_empty() {
-            return -MATE + ply as i32;
-        }
-        let moves: MoveList = if in_check {
-            all
+        let tt_move = hit.map_or(0, |h| h.mv);
+        // In check every evasion is searched, ordered as in the main search.
+        let mut picker = if in_check {
+            let conts = self.continuations(ply);
+            MovePicker::new(self.board.pos(), tt_move, [None; 2], None, conts)
         } else {
-            all.into_iter().filter(|&mv| is_tactical(mv)).collect()
+            MovePicker::tactical(self.board.pos(), tt_move)
         };
-        let mut picker = MovePicker::tactical(
-            self.board.pos(),
-            moves,
-            hit.map_or(0, |h| h.mv),
-            self.history,
-        );
         let mut best_move = None;
-        while let Some(mv) = picker.next_move() {
+        let mut any_legal = false;
+        while let Some(mv) = picker.next_move(self.board.pos(), self.history) {
+            any_legal = true;
             if !in_check {
                 // Delta pruning: even winning the piece outright would not reach alpha.
                 let gain = mv.capture().map_or(0, see_value);
@@ -995,6 +974,9 @@ impl<'a> Worker<'a> {
                     }
                 }
             }
+        }
+        if in_check && !any_legal {
+            return -MATE + ply as i32;
         }
         let bound = bound_of(best_score, original_alpha, beta);
         self.store(Record {

@@ -1,16 +1,14 @@
-//! Move ordering: the table move, winning captures by MVV-LVA and capture history, killers,
-//! the counter-move, quiet moves by history, then losing captures. Moves come out best first.
+//! Move ordering in stages: the table move, winning captures by MVV-LVA and capture history,
+//! killers, the counter-move, quiet moves by history, then losing captures.
 
 use super::history::{Continuations, History};
 use super::see::{see_ge, see_value};
 use crate::board::encode_move;
-use shakmaty::{Chess, Color, Move, MoveList, Position, Role};
+use arrayvec::ArrayVec;
+use shakmaty::{
+    Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role, Square,
+};
 
-const TT_MOVE: i32 = 2_000_000_000;
-const GOOD_CAPTURE: i32 = 1_000_000_000;
-const KILLER: i32 = 900_000_000;
-const COUNTER: i32 = 800_000_000;
-const BAD_CAPTURE: i32 = -1_000_000_000;
 /// Whether a move changes material: captures and queen promotions. Underpromotions count as
 /// quiet moves, which puts them late in the order.
 pub fn is_tactical(mv: Move) -> bool {
@@ -24,87 +22,223 @@ fn capture_order(history: &History, color: Color, mv: Move) -> i32 {
     victim * 16 + history.capture_score(color, mv) / 16 - see_value(mv.role()) / 100
 }
 
-pub struct MovePicker {
-    moves: MoveList,
-    scores: Vec<i32>,
+/// The legal move of `pos` whose table encoding is `code`, found among the moves of the piece
+/// on its from-square to its to-square alone, so a torn entry or a key collision yields
+/// nothing rather than an illegal move.
+pub fn table_move(pos: &Chess, code: u16) -> Option<Move> {
+    if code == 0 {
+        return None;
+    }
+    let from = Square::new(u32::from(code & 63));
+    let to = Square::new(u32::from((code >> 6) & 63));
+    let piece = pos.board().piece_at(from)?;
+    if piece.color != pos.turn() {
+        return None;
+    }
+    let candidates = match pos.board().piece_at(to) {
+        // Castling is encoded as the king taking its own rook.
+        Some(target) if piece.role == Role::King && target == Role::Rook.of(piece.color) => {
+            let side = if to > from {
+                CastlingSide::KingSide
+            } else {
+                CastlingSide::QueenSide
+            };
+            pos.castling_moves(side)
+        }
+        _ => pos.san_candidates(piece.role, to),
+    };
+    candidates.into_iter().find(|&mv| encode_move(mv) == code)
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Stage {
+    TableMove,
+    GenerateTactical,
+    /// Captures and queen promotions best first; in the main search those that lose material
+    /// by SEE are put aside for `BadTactical`.
+    GoodTactical,
+    FirstKiller,
+    SecondKiller,
+    Counter,
+    GenerateQuiets,
+    Quiets,
+    BadTactical,
+    Done,
+}
+
+/// No chess position has more legal moves than this (the record is 218).
+const MAX_MOVES: usize = 256;
+
+/// A list of moves with their scores, handed out best first by selection (most nodes cut off
+/// after a few moves, so sorting all of them would be wasted).
+#[derive(Default)]
+struct Scored {
+    moves: ArrayVec<(Move, i32), MAX_MOVES>,
     next: usize,
 }
 
+impl Scored {
+    fn fill(&mut self, moves: impl Iterator<Item = Move>, score: impl Fn(Move) -> i32) {
+        self.moves.clear();
+        self.next = 0;
+        self.moves.extend(moves.map(|mv| (mv, score(mv))));
+    }
+
+    fn best(&mut self) -> Option<Move> {
+        let rest = self.moves.get_mut(self.next..)?;
+        let best = (0..rest.len()).max_by_key(|&i| rest[i].1)?;
+        rest.swap(0, best);
+        self.next += 1;
+        Some(rest[0].0)
+    }
+}
+
+/// Hands out a node's legal moves in stages, generating each kind only when the node gets
+/// that far: the table move (before any generation), good captures and queen promotions
+/// (SEE only when one is picked), the killers and the counter-move, quiet moves by history,
+/// then the captures that lose material. Quiescence nodes get the table move and the tactical
+/// moves alone.
+pub struct MovePicker {
+    stage: Stage,
+    tactical_only: bool,
+    tt_move: Option<Move>,
+    killers: [Option<Move>; 2],
+    counter: Option<Move>,
+    conts: Continuations,
+    list: Scored,
+    bad: MoveList,
+    bad_next: usize,
+}
+
 impl MovePicker {
-    /// Orders all `moves` of a main-search node; `conts` are the moves before it.
+    /// The picker of a main-search node; `conts` are the moves before it.
     pub fn new(
         pos: &Chess,
-        moves: MoveList,
         tt_move: u16,
         killers: [Option<Move>; 2],
         counter: Option<Move>,
-        history: &History,
         conts: Continuations,
     ) -> MovePicker {
-        let us = pos.turn();
-        let scores = moves
-            .iter()
-            .map(|&mv| {
-                if tt_move != 0 && encode_move(mv) == tt_move {
-                    TT_MOVE
-                } else if is_tactical(mv) {
-                    let base = if see_ge(pos, mv, 0) {
-                        GOOD_CAPTURE
-                    } else {
-                        BAD_CAPTURE
-                    };
-                    base + capture_order(history, us, mv)
-                } else if killers[0] == Some(mv) {
-                    KILLER + 1
-                } else if killers[1] == Some(mv) {
-                    KILLER
-                } else if counter == Some(mv) {
-                    COUNTER
-                } else {
-                    history.quiet_score(us, mv, conts)
-                }
-            })
-            .collect();
         MovePicker {
-            moves,
-            scores,
-            next: 0,
+            stage: Stage::TableMove,
+            tactical_only: false,
+            tt_move: table_move(pos, tt_move),
+            killers,
+            counter,
+            conts,
+            list: Scored::default(),
+            bad: MoveList::new(),
+            bad_next: 0,
         }
     }
 
-    /// Orders the moves of a quiescence node, tactical ones by victim and capture history
-    /// (the table move first).
-    pub fn tactical(pos: &Chess, moves: MoveList, tt_move: u16, history: &History) -> MovePicker {
-        let us = pos.turn();
-        let scores = moves
-            .iter()
-            .map(|&mv| {
-                if tt_move != 0 && encode_move(mv) == tt_move {
-                    TT_MOVE
-                } else {
-                    capture_order(history, us, mv)
-                }
-            })
-            .collect();
-        MovePicker {
-            moves,
-            scores,
-            next: 0,
-        }
+    /// The picker of a quiescence node: the table move if it is tactical, then the captures
+    /// and queen promotions by victim and capture history.
+    pub fn tactical(pos: &Chess, tt_move: u16) -> MovePicker {
+        let mut picker = MovePicker::new(pos, tt_move, [None; 2], None, [None; 2]);
+        picker.tactical_only = true;
+        picker.tt_move = picker.tt_move.filter(|&mv| is_tactical(mv));
+        picker
     }
 
-    /// The best remaining move (selection sort: most nodes cut off after a few moves).
-    pub fn next_move(&mut self) -> Option<Move> {
-        if self.next >= self.moves.len() {
-            return None;
+    /// Whether `mv` was already handed out by an earlier stage.
+    fn already_given(&self, mv: Move) -> bool {
+        Some(mv) == self.tt_move
+            || (self.stage > Stage::FirstKiller && Some(mv) == self.killers[0])
+            || (self.stage > Stage::SecondKiller && Some(mv) == self.killers[1])
+            || (self.stage > Stage::Counter && Some(mv) == self.counter)
+    }
+
+    /// A killer or counter-move, if it is a quiet move, legal here and not given before.
+    fn refutation(&self, pos: &Chess, mv: Option<Move>) -> Option<Move> {
+        mv.filter(|&mv| !is_tactical(mv) && !self.already_given(mv) && pos.is_legal(mv))
+    }
+
+    /// The next move, best first; `pos` and `history` must be those the picker was made for.
+    pub fn next_move(&mut self, pos: &Chess, history: &History) -> Option<Move> {
+        let us = pos.turn();
+        loop {
+            match self.stage {
+                Stage::TableMove => {
+                    self.stage = Stage::GenerateTactical;
+                    if self.tt_move.is_some() {
+                        return self.tt_move;
+                    }
+                }
+                Stage::GenerateTactical => {
+                    let mut moves = pos.capture_moves();
+                    let seventh = Bitboard::from_rank(us.relative_rank(Rank::Seventh));
+                    if (pos.our(Role::Pawn) & seventh).any() {
+                        moves.extend(
+                            pos.promotion_moves().into_iter().filter(|mv| {
+                                !mv.is_capture() && mv.promotion() == Some(Role::Queen)
+                            }),
+                        );
+                    }
+                    let tt_move = self.tt_move;
+                    self.list
+                        .fill(moves.into_iter().filter(|&mv| Some(mv) != tt_move), |mv| {
+                            capture_order(history, us, mv)
+                        });
+                    self.stage = Stage::GoodTactical;
+                }
+                Stage::GoodTactical => match self.list.best() {
+                    Some(mv) if self.tactical_only || see_ge(pos, mv, 0) => return Some(mv),
+                    Some(mv) => self.bad.push(mv),
+                    None => {
+                        self.stage = if self.tactical_only {
+                            Stage::Done
+                        } else {
+                            Stage::FirstKiller
+                        }
+                    }
+                },
+                Stage::FirstKiller => {
+                    let mv = self.refutation(pos, self.killers[0]);
+                    self.stage = Stage::SecondKiller;
+                    if mv.is_some() {
+                        return mv;
+                    }
+                }
+                Stage::SecondKiller => {
+                    let mv = self.refutation(pos, self.killers[1]);
+                    self.stage = Stage::Counter;
+                    if mv.is_some() {
+                        return mv;
+                    }
+                }
+                Stage::Counter => {
+                    let mv = self.refutation(pos, self.counter);
+                    self.stage = Stage::GenerateQuiets;
+                    if mv.is_some() {
+                        return mv;
+                    }
+                }
+                Stage::GenerateQuiets => {
+                    self.stage = Stage::Quiets;
+                    let given = [self.tt_move, self.killers[0], self.killers[1], self.counter];
+                    let conts = self.conts;
+                    self.list.fill(
+                        pos.legal_moves()
+                            .into_iter()
+                            .filter(|&mv| !is_tactical(mv) && !given.contains(&Some(mv))),
+                        |mv| history.quiet_score(us, mv, conts),
+                    );
+                }
+                Stage::Quiets => match self.list.best() {
+                    Some(mv) => return Some(mv),
+                    None => self.stage = Stage::BadTactical,
+                },
+                Stage::BadTactical => {
+                    if let Some(&mv) = self.bad.get(self.bad_next) {
+                        self.bad_next += 1;
+                        return Some(mv);
+                    }
+                    self.stage = Stage::Done;
+                }
+                Stage::Done => return None,
+            }
         }
-        let best = (self.next..self.moves.len())
-            .max_by_key(|&i| self.scores[i])
-            .expect("non-empty range");
-        self.moves.swap(self.next, best);
-        self.scores.swap(self.next, best);
-        self.next += 1;
-        Some(self.moves[self.next - 1])
     }
 }
 
@@ -120,37 +254,94 @@ mod tests {
             .unwrap()
     }
 
+    /// Everything a picker hands out, in order.
+    fn drain(mut picker: MovePicker, pos: &Chess, history: &History) -> Vec<Move> {
+        std::iter::from_fn(|| picker.next_move(pos, history)).collect()
+    }
+
+    fn find(pos: &Chess, uci: &str) -> Move {
+        uci.parse::<shakmaty::uci::UciMove>()
+            .unwrap()
+            .to_move(pos)
+            .unwrap()
+    }
+
     #[test]
-    fn table_move_then_winning_capture_then_quiets_then_losing_capture() {
-        // White can take a free knight (Qxd5?? no: exd5), or lose the queen for a pawn (Qxb7).
+    fn table_move_then_winning_capture_then_refutations_then_quiets_then_losing_capture() {
+        // exd5 wins a knight; Qxb7+ loses the queen for a pawn.
         let pos = position("1k6/1p6/8/3n4/4P3/8/8/1Q2K3 w - - 0 1");
-        let moves = pos.legal_moves();
-        let tt_move = moves
-            .iter()
-            .find(|m| m.to().to_string() == "e2")
-            .copied()
-            .unwrap();
-        let mut picker = MovePicker::new(
+        let (tt, killer, counter) = (find(&pos, "e1e2"), find(&pos, "b1c2"), find(&pos, "e1f1"));
+        let picker = MovePicker::new(
             &pos,
-            moves,
-            encode_move(tt_move),
-            [None, None],
-            None,
-            &History::default(),
+            encode_move(tt),
+            [Some(killer), Some(find(&pos, "e4d5"))],
+            Some(counter),
             [None, None],
         );
-        assert_eq!(picker.next_move(), Some(tt_move));
-        let second = picker.next_move().unwrap();
-        assert!(
-            second.is_capture() && second.role() == Role::Pawn,
-            "{second:?}"
-        );
-        let mut rest = Vec::new();
-        while let Some(mv) = picker.next_move() {
-            rest.push(mv);
+        let order = drain(picker, &pos, &History::default());
+        assert_eq!(order[..4], [tt, find(&pos, "e4d5"), killer, counter]);
+        assert_eq!(*order.last().unwrap(), find(&pos, "b1b7"));
+    }
+
+    #[test]
+    fn every_legal_move_comes_out_once_whatever_the_hints() {
+        let fens = [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+            "rnbqkb1r/pp1p1ppp/5n2/2pPp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 4",
+            "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 w - - 0 1",
+            "4k3/8/8/8/8/8/4q3/4K3 w - - 0 1",
+        ];
+        // Hints from another position: illegal here, tactical, or repeated.
+        let other =
+            position("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+        let hints: Vec<Move> = other.legal_moves().into_iter().collect();
+        for fen in fens {
+            let pos = position(fen);
+            let mut legal: Vec<String> = pos.legal_moves().iter().map(|m| m.to_string()).collect();
+            legal.sort();
+            for (i, &hint) in hints.iter().enumerate() {
+                let tt = pos
+                    .legal_moves()
+                    .get(i % 7)
+                    .map_or(0, |&mv| encode_move(mv));
+                let killers = [Some(hint), Some(hints[(i * 7) % hints.len()])];
+                let picker = MovePicker::new(&pos, tt, killers, Some(hint), [None, None]);
+                let mut given: Vec<String> = drain(picker, &pos, &History::default())
+                    .iter()
+                    .map(|m| m.to_string())
+                    .collect();
+                given.sort();
+                assert_eq!(given, legal, "{fen} with hint {hint}");
+            }
+            let tactical: Vec<Move> =
+                drain(MovePicker::tactical(&pos, 0), &pos, &History::default());
+            let expected = pos
+                .legal_moves()
+                .into_iter()
+                .filter(|&m| is_tactical(m))
+                .count();
+            assert_eq!(tactical.len(), expected, "{fen}");
+            assert!(tactical.iter().all(|&m| is_tactical(m)));
         }
-        let last = rest.last().unwrap();
-        assert!(last.is_capture() && last.role() == Role::Queen, "{last:?}");
+    }
+
+    #[test]
+    fn a_table_move_is_only_ever_a_legal_move_of_the_position() {
+        let pos = position("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
+        let mut found = 0;
+        for code in 0..=u16::MAX {
+            if let Some(mv) = table_move(&pos, code) {
+                assert!(pos.is_legal(mv), "{code:#x}: {mv}");
+                assert_eq!(encode_move(mv), code);
+                found += 1;
+            }
+        }
+        assert_eq!(
+            found,
+            pos.legal_moves().len(),
+            "every legal move has its code"
+        );
     }
 
     #[test]
@@ -167,19 +358,10 @@ mod tests {
         let mut history = History::default();
         for favourite in captures.iter().copied() {
             history.update_capture(Color::White, favourite, 4000);
-            let mut picker = MovePicker::new(
-                &pos,
-                pos.legal_moves(),
-                0,
-                [None, None],
-                None,
-                &history,
-                [None, None],
-            );
-            assert_eq!(picker.next_move(), Some(favourite));
-            let mut tactical =
-                MovePicker::tactical(&pos, captures.iter().copied().collect(), 0, &history);
-            assert_eq!(tactical.next_move(), Some(favourite));
+            let mut picker = MovePicker::new(&pos, 0, [None, None], None, [None, None]);
+            assert_eq!(picker.next_move(&pos, &history), Some(favourite));
+            let mut tactical = MovePicker::tactical(&pos, 0);
+            assert_eq!(tactical.next_move(&pos, &history), Some(favourite));
             history.update_capture(Color::White, favourite, -8000);
         }
     }

@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""Side-by-side `bench` of two or more builds: runs them alternately, N runs each, and prints
+each build's node count (which must not vary) and the median nps, with the ratio to the first.
+
+    python3 scripts/bench_compare.py OLD_BINARY NEW_BINARY [--runs 5] [--depth D]
+
+Run it on an otherwise idle machine (stop datagen first): the builds share the cores' noise
+only if they alternate.
+"""
+import argparse
+import re
+import statistics
+import subprocess
+import sys
+
+
+def bench(binary: str, depth: int | None) -> tuple[int, int]:
+    command = [binary, "bench"] + ([str(depth)] if depth else [])
+    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
+    nodes = re.search(r"^Nodes searched\s*:\s*(\d+)", out, re.M)
+    nps = re.search(r"^Nodes/second\s*:\s*(\d+)", out, re.M)
+    if not nodes or not nps:
+        sys.exit(f"{binary}: no bench result in its output")
+    return int(nodes.group(1)), int(nps.group(1))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("binaries", nargs="+")
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--depth", type=int)
+    args = parser.parse_args()
+    results: dict[str, list[tuple[int, int]]] = {b: [] for b in args.binaries}
+    for run in range(args.runs):
+        for binary in args.binaries:
+            results[binary].append(bench(binary, args.depth))
+            print(f"run {run + 1}: {binary}: nodes {results[binary][-1][0]} nps {results[binary][-1][1]}",
+                  flush=True)
+    base = None
+    for binary, runs in results.items():
+        counts = {nodes for nodes, _ in runs}
+        median = statistics.median(nps for _, nps in runs)
+        base = base or median
+        nodes = counts.pop() if len(counts) == 1 else f"varied {sorted(counts)}"
+        print(f"{binary}: nodes {nodes}, median nps {median:.0f} ({median / base:.3f} x the first)")
+
+
+if __name__ == "__main__":
+    main()
