@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand};
 use ferrite::board::Board;
-use ferrite::tools::{bench, datagen, perft, tt_bench, tune};
+use ferrite::tools::{bench, datagen, perft, train, tt_bench, tune};
 use ferrite::uci;
 use shakmaty::CastlingMode;
 use std::process::ExitCode;
@@ -68,6 +68,9 @@ enum Command {
         #[arg(long, default_value = "")]
         origin: String,
     },
+    /// Print the search parameters as OpenBench's SPSA input (name, int, value, min, max, step,
+    /// learning rate); a build with `--features tune` takes each as a UCI option.
+    Params,
     /// Play self-play games for training data, appended to a viriformat file game by game.
     Datagen {
         /// The file to append to (created if missing).
@@ -98,6 +101,47 @@ enum Command {
         /// or 0 with --book).
         #[arg(long)]
         random_plies: Option<usize>,
+    },
+    /// Train a network on self-play positions and write the quantised file the engine loads.
+    Train {
+        /// Data files: viriformat games (.vf, from datagen) or text lines `FEN | score |
+        /// result | move` from White's side. Repeat for several.
+        #[arg(long, required = true)]
+        data: Vec<std::path::PathBuf>,
+        /// The network file to write after every epoch (its checkpoint goes beside it, .ckpt).
+        #[arg(long)]
+        output: std::path::PathBuf,
+        /// Hidden units per perspective.
+        #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        hidden: u64,
+        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+        epochs: u64,
+        #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..))]
+        batch_size: u64,
+        /// The learning rate of the first epoch.
+        #[arg(long, default_value_t = 0.001)]
+        lr: f32,
+        /// The last epoch's learning rate as a fraction of --lr (a cosine in between).
+        #[arg(long, default_value_t = 0.05)]
+        final_lr: f32,
+        #[arg(long, default_value_t = 0.01)]
+        weight_decay: f32,
+        /// Weight of the game result in the target; the rest is the search score.
+        #[arg(long, default_value_t = 0.3)]
+        wdl: f32,
+        /// Fraction of the positions held out to measure the validation loss.
+        #[arg(long, default_value_t = 0.02)]
+        validation: f64,
+        /// Positions before this ply of their game are not trained on.
+        #[arg(long, default_value_t = 16)]
+        min_ply: u32,
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+        threads: u64,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+        /// Continue from the checkpoint beside --output.
+        #[arg(long)]
+        resume: bool,
     },
     /// Measure the transposition table alone: 4 KiB vs 2 MiB pages, prefetch, clear.
     TtBench {
@@ -203,6 +247,10 @@ fn run(command: Option<Command>) -> Result<(), String> {
             }
             Ok(())
         }
+        Some(Command::Params) => {
+            print!("{}", ferrite::search::params::spsa_list());
+            Ok(())
+        }
         Some(Command::Datagen {
             output,
             threads,
@@ -243,6 +291,63 @@ fn run(command: Option<Command>) -> Result<(), String> {
             );
             let every = std::time::Duration::from_secs(10);
             datagen::run(&settings, every, |line| eprintln!("{line}")).map(|_| ())
+        }
+        Some(Command::Train {
+            data,
+            output,
+            hidden,
+            epochs,
+            batch_size,
+            lr,
+            final_lr,
+            weight_decay,
+            wdl,
+            validation,
+            min_ply,
+            threads,
+            seed,
+            resume,
+        }) => {
+            if !(0.0..=1.0).contains(&wdl) {
+                return Err(format!("--wdl must lie in 0..1, not {wdl}"));
+            }
+            let filter = train::Filter { min_ply };
+            let mut boards = Vec::new();
+            for path in &data {
+                let report = train::load(path, filter, &mut boards)?;
+                eprintln!(
+                    "{}: {} positions read, {} kept",
+                    path.display(),
+                    report.read,
+                    report.kept
+                );
+                for problem in &report.problems {
+                    eprintln!("{}: {problem}", path.display());
+                }
+            }
+            let (train_set, validation_set) = train::split_validation(boards, validation, seed);
+            eprintln!(
+                "training on {} positions, validating on {}",
+                train_set.len(),
+                validation_set.len()
+            );
+            let settings = train::Settings {
+                hidden: hidden as usize,
+                epochs: epochs as usize,
+                batch_size: batch_size as usize,
+                lr,
+                final_lr_fraction: final_lr,
+                weight_decay,
+                wdl,
+                threads: threads as usize,
+                seed,
+                output,
+                resume,
+            };
+            train::train(&settings, &train_set, &validation_set, |line| {
+                eprintln!("{line}")
+            })
+            .map(|_| ())
         }
         Some(Command::TtBench {
             mib,

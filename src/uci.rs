@@ -5,10 +5,10 @@
 
 use crate::board::Board;
 use crate::search::history::History;
-use crate::search::{Iteration, Job, Listener, Progress};
+use crate::search::{Iteration, Job, Listener, Progress, MATE, MATE_BOUND};
 use crate::threads::{lock_histories, SearchHandle};
 use crate::time::{Limits, TimePlan};
-use crate::tt::{Bound, Tt, MATE, MATE_BOUND};
+use crate::tt::{Bound, Tt};
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
@@ -196,6 +196,13 @@ impl Engine {
         ));
         say("option name Save Hash type button");
         say("option name Load Hash type button");
+        #[cfg(feature = "tune")]
+        for p in crate::search::params::ALL {
+            say(&format!(
+                "option name {} type spin default {} min {} max {}",
+                p.name, p.default, p.min, p.max
+            ));
+        }
         say("uciok");
     }
 
@@ -376,7 +383,7 @@ impl Engine {
             }
             "save hash" => self.save_hash(),
             "load hash" => self.load_hash(),
-            _ => info_string(&format!("unknown option '{}'", truncate(&name))),
+            _ => search_parameter(&name, text),
         }
     }
 
@@ -478,6 +485,29 @@ impl Engine {
             Err(err) => info_string(&format!("error: {err}")),
         }
     }
+}
+
+/// A search parameter, which a tuning build (`--features tune`) offers as an option; any other
+/// name is an unknown option.
+fn search_parameter(name: &str, text: &str) {
+    #[cfg(feature = "tune")]
+    if crate::search::params::ALL.iter().any(|p| p.name == name) {
+        let set = text
+            .parse::<i32>()
+            .map_err(|_| {
+                format!(
+                    "option '{name}' takes a whole number, not '{}'",
+                    truncate(text)
+                )
+            })
+            .and_then(|value| crate::search::params::set(name, value));
+        if let Err(err) = set {
+            info_string(&format!("error: {err}"));
+        }
+        return;
+    }
+    let _ = text;
+    info_string(&format!("unknown option '{}'", truncate(name)));
 }
 
 fn truncate(text: &str) -> String {

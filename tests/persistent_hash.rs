@@ -1,88 +1,9 @@
 //! The persistent hash through the real binary: save in one process, load in another.
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc::{channel, Receiver};
-use std::time::Duration;
+mod common;
 
-struct Engine {
-    child: Child,
-    stdin: ChildStdin,
-    lines: Receiver<String>,
-}
-
-impl Engine {
-    fn start() -> Engine {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_ferrite"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let stdin = child.stdin.take().unwrap();
-        Engine {
-            child,
-            stdin,
-            lines,
-        }
-    }
-
-    fn send(&mut self, line: &str) {
-        writeln!(self.stdin, "{line}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    fn until(&mut self, prefix: &str) -> Vec<String> {
-        let mut seen = Vec::new();
-        loop {
-            let line = self
-                .lines
-                .recv_timeout(Duration::from_secs(30))
-                .unwrap_or_else(|_| panic!("no '{prefix}': {seen:?}"));
-            let done = line.starts_with(prefix);
-            seen.push(line);
-            if done {
-                return seen;
-            }
-        }
-    }
-
-    /// Sends `command` then `isready`; returns the `info string` lines in between.
-    fn messages(&mut self, command: &str) -> Vec<String> {
-        self.send(command);
-        self.send("isready");
-        self.until("readyok")
-            .into_iter()
-            .filter(|l| l.starts_with("info string"))
-            .collect()
-    }
-
-    /// Nodes of a fixed-depth search, from its last info line.
-    fn nodes_to_depth(&mut self, depth: u32) -> u64 {
-        self.send(&format!("go depth {depth}"));
-        let lines = self.until("bestmove");
-        let info = lines.iter().rev().find(|l| l.contains(" nodes ")).unwrap();
-        let mut words = info.split_whitespace();
-        words.find(|&w| w == "nodes");
-        words.next().unwrap().parse().unwrap()
-    }
-}
-
-impl Drop for Engine {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{Session, SECONDS};
+use std::process::{Command, Stdio};
 
 /// The depth of the measured searches.
 const DEPTH: u32 = 13;
@@ -97,7 +18,7 @@ fn analysis_survives_a_restart() {
     let file = dir.join("analysis.hash");
     let option = format!("setoption name Hash File value {}", file.display());
 
-    let mut first = Engine::start();
+    let mut first = Session::start();
     first.send("setoption name Hash value 8");
     first.send(&option);
     first.send(POSITION);
@@ -109,7 +30,7 @@ fn analysis_survives_a_restart() {
         "{refused:?}"
     );
     first.send("stop");
-    first.until("bestmove");
+    first.until("bestmove", SECONDS);
     // Start the measured search from an empty table, so that what is saved does not depend on
     // how long the refused search ran (its shallow entries replace older deep ones).
     first.send("ucinewgame");
@@ -119,7 +40,7 @@ fn analysis_survives_a_restart() {
     assert!(saved.iter().any(|l| l.contains("saved 8 MiB")), "{saved:?}");
     first.send("quit");
 
-    let mut second = Engine::start();
+    let mut second = Session::start();
     second.send(&option);
     let loaded = second.messages("setoption name Load Hash");
     assert!(
@@ -143,7 +64,7 @@ fn analysis_survives_a_restart() {
     // in between. (It costs more than the first: that re-search replaced the loaded deep entries
     // along its line with its own shallower ones, as the replacement rule says for an older
     // generation.) One thread at a fixed depth searches the same tree every time.
-    let mut reference = Engine::start();
+    let mut reference = Session::start();
     reference.send(&option);
     reference.messages("setoption name Load Hash");
     reference.send(POSITION);
@@ -180,11 +101,11 @@ fn analysis_survives_a_restart() {
 
 #[test]
 fn debug_reports_table_statistics_after_each_search() {
-    let mut engine = Engine::start();
+    let mut engine = Session::start();
     engine.send("debug on");
     engine.send("position startpos");
     engine.send("go depth 8");
-    let lines = engine.until("bestmove");
+    let lines = engine.until("bestmove", SECONDS);
     let stats = lines
         .iter()
         .find(|l| l.starts_with("info string") && l.contains("probes"))

@@ -1,7 +1,12 @@
-//! Static evaluation in centipawns from the side to move: tapered middlegame/endgame
-//! material and piece-square tables, mobility, pawn structure, king safety, bishop pair and
-//! rooks on open files.
+//! The hand-crafted evaluation, in centipawns from the side to move: tapered middlegame and
+//! endgame material and piece-square tables; mobility by piece and squares reached; pawn
+//! structure (isolated, doubled, backward, connected pawns; passers by rank, free to advance,
+//! and the kings' race to them); king safety (shield pawns, attack units, safe checks);
+//! threats (by pawns, minors and rooks, hanging pieces); outposts, bishop pair, rooks on open
+//! and half-open files, space; a tempo bonus; and an endgame scale for drawish material.
+//! Every weight is one entry of a flat vector that `ferrite tune` fits (`weights.rs`).
 
+use super::piece_value;
 use shakmaty::{attacks, Bitboard, Board, Chess, Color, Position, Role, Square};
 
 /// A middlegame and an endgame value, blended by the game phase.
@@ -443,11 +448,13 @@ const SCALE_NORMAL: i32 = 8;
 fn endgame_scale(board: &Board, eg: i32) -> i32 {
     let strong = if eg > 0 { Color::White } else { Color::Black };
     let weak = !strong;
-    let non_pawn = |c: Color| {
-        let b = board.by_color(c);
-        300 * (b & (board.knights() | board.bishops())).count() as i32
-            + 500 * (b & board.rooks()).count() as i32
-            + 900 * (b & board.queens()).count() as i32
+    let non_pawn = |c: Color| -> i32 {
+        [Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
+            .into_iter()
+            .map(|role| {
+                piece_value(role) * (board.by_color(c) & board.by_role(role)).count() as i32
+            })
+            .sum()
     };
     let strong_pieces = board.by_color(strong) & !board.pawns() & !board.kings();
     if (board.by_color(strong) & board.pawns()).is_empty() {

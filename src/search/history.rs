@@ -2,7 +2,7 @@
 //! move-ordering histories (quiet, continuation, capture, killers, counter-moves) and the
 //! correction history of the static evaluation.
 
-use crate::tt::MAX_PLY;
+use super::MAX_PLY;
 use shakmaty::{Color, Move, Role};
 
 /// History scores stay within +-MAX_HISTORY (the "gravity" update converges there).

@@ -4,6 +4,7 @@
 
 pub mod history;
 pub mod movepick;
+pub mod params;
 pub mod see;
 mod shared;
 
@@ -11,13 +12,21 @@ pub use shared::Shared;
 
 use crate::board::{encode_move, Board};
 use crate::eval::evaluate;
+use crate::eval::piece_value;
 use crate::time::{Limits, TimePlan};
-use crate::tt::{Bound, Hit, Record, Tt, TtStats, MATE, MATE_BOUND, MAX_PLY};
+use crate::tt::{Bound, Hit, Record, Tt, TtStats};
 use history::{piece_to, Continuations, History, PieceTo};
 use movepick::{is_tactical, MovePicker};
-use see::{see_ge, see_value};
+use see::see_ge;
 use shakmaty::{Move, MoveList, Position};
 
+/// A mate in n plies from the root scores `MATE - n` (the table keeps mates relative to the
+/// node instead, see `tt`).
+pub const MATE: i32 = 31_000;
+/// The deepest ply a search reaches.
+pub const MAX_PLY: i32 = 128;
+/// Scores beyond this magnitude are mates.
+pub const MATE_BOUND: i32 = MATE - MAX_PLY;
 pub const INFINITY: i32 = MATE + 1;
 /// Stored as the static eval of positions in check, which have none.
 const EVAL_NONE: i32 = -32_000;
@@ -109,13 +118,6 @@ impl Job {
     }
 }
 
-/// Quiet moves with history below minus this per ply of depth are pruned near the leaves.
-const HISTORY_PRUNE: i32 = 2048;
-/// History worth one ply less (or more) late-move reduction.
-const HISTORY_PER_PLY: i32 = 10_000;
-/// The least depth at which the table move is tested for a singular extension.
-const SINGULAR_DEPTH: i32 = 8;
-
 /// What the singular-extension search found about the table move.
 enum Singular {
     /// Extend the table move by this many plies (-1 reduces it).
@@ -152,12 +154,14 @@ fn bound_of(best_score: i32, alpha: i32, beta: i32) -> Bound {
     }
 }
 
-/// Late-move reduction in plies, by depth and move number (`0.75 + ln d * ln m / 2.25`).
+/// Late-move reduction in plies, by depth and move number (`base + ln d * ln m / divisor`).
 fn lmr_table() -> Box<[[i32; 64]; 64]> {
+    let base = f64::from(params::lmr_base()) / 100.0;
+    let divisor = f64::from(params::lmr_divisor()) / 100.0;
     let mut table = Box::new([[0; 64]; 64]);
     for (depth, row) in table.iter_mut().enumerate().skip(1) {
         for (count, r) in row.iter_mut().enumerate().skip(1) {
-            *r = (0.75 + (depth as f64).ln() * (count as f64).ln() / 2.25) as i32;
+            *r = (base + (depth as f64).ln() * (count as f64).ln() / divisor) as i32;
         }
     }
     table
@@ -389,7 +393,7 @@ impl<'a> Worker<'a> {
     /// Searches `depth` in a window around the last score, widening it when the result falls
     /// outside. The main thread reports each failure with its bound.
     fn aspiration(&mut self, depth: i32, previous: i32, line: usize) -> (i32, Bound) {
-        let mut delta = 20;
+        let mut delta = params::aspiration_delta();
         let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < MATE_BOUND {
             (previous - delta, previous + delta)
         } else {
@@ -553,9 +557,9 @@ impl<'a> Worker<'a> {
         self.stats.record_probe(hit.is_some());
         let tt_move = hit.map_or(0, |h| h.mv);
         if let Some(hit) = hit {
-            // PV nodes take only an exact result of enough depth (the specification allows
-            // this); otherwise re-searching a position analysed before, e.g. from a loaded
-            // hash file, would overwrite its deep entries with shallow ones along the PV.
+            // PV nodes take only an exact result of enough depth; otherwise re-searching a
+            // position analysed before, e.g. from a loaded hash file, would overwrite its deep
+            // entries with shallow ones along the PV.
             // The entry speaks for all moves, so a search without one of them cannot use it.
             let usable = excluded.is_none() && (!pv_node || (hit.bound == Bound::Exact && !root));
             if usable && hit.cuts_off(depth, alpha, beta) {
@@ -598,16 +602,16 @@ impl<'a> Worker<'a> {
 
         if !pv_node && !in_check {
             // Reverse futility: far enough above beta that a shallow search will not drop back.
-            if depth <= 8
+            if depth <= params::rfp_depth()
                 && eval.abs() < MATE_BOUND
                 && beta.abs() < MATE_BOUND
-                && eval - 70 * (depth - i32::from(improving)) >= beta
+                && eval - params::rfp_margin() * (depth - i32::from(improving)) >= beta
             {
                 return eval;
             }
             // Null move: if passing still fails high, a real move will too (zugzwang aside,
             // hence the non-pawn material guard).
-            if depth >= 3
+            if depth >= params::nmp_depth()
                 && excluded.is_none()
                 && eval >= beta
                 && beta.abs() < MATE_BOUND
@@ -615,7 +619,9 @@ impl<'a> Worker<'a> {
                 && self.stack[ply - 1].mv.is_some()
                 && self.board.has_non_pawn_material()
             {
-                let reduction = 3 + depth / 4 + ((eval - beta) / 200).min(3);
+                let reduction = params::nmp_base()
+                    + depth / params::nmp_depth_divisor()
+                    + ((eval - beta) / params::nmp_eval_divisor()).min(params::nmp_eval_max());
                 self.stack[ply].mv = None;
                 self.stack[ply].piece_to = None;
                 self.make_null();
@@ -631,7 +637,7 @@ impl<'a> Worker<'a> {
         }
 
         // Without a table move the ordering is poor: search a ply shallower first.
-        let depth = if tt_move == 0 && depth >= 4 && (pv_node || cut) {
+        let depth = if tt_move == 0 && depth >= params::iir_depth() && (pv_node || cut) {
             depth - 1
         } else {
             depth
@@ -672,25 +678,33 @@ impl<'a> Worker<'a> {
             if !root && best_score > -MATE_BOUND {
                 if quiet && !in_check {
                     // Late move pruning: deep in a poor move list, quiets rarely matter.
-                    let limit = (3 + depth * depth) / if improving { 1 } else { 2 };
-                    if depth <= 8 && quiets_tried.len() as i32 >= limit {
+                    let limit =
+                        (params::lmp_base() + depth * depth) / if improving { 1 } else { 2 };
+                    if depth <= params::lmp_depth() && quiets_tried.len() as i32 >= limit {
                         continue;
                     }
                     // Futility: even a generous positional gain would not reach alpha.
-                    if depth <= 8 && alpha.abs() < MATE_BOUND && eval + 100 + 90 * depth <= alpha {
+                    if depth <= params::futility_depth()
+                        && alpha.abs() < MATE_BOUND
+                        && eval + params::futility_base() + params::futility_per_depth() * depth
+                            <= alpha
+                    {
                         continue;
                     }
                     // History: a quiet that keeps failing in these surroundings.
-                    if depth <= 3 && !refutation && history < -HISTORY_PRUNE * depth {
+                    if depth <= params::history_prune_depth()
+                        && !refutation
+                        && history < -params::history_prune() * depth
+                    {
                         continue;
                     }
                 }
                 let see_margin = if quiet {
-                    -25 * depth * depth
+                    -params::see_quiet() * depth * depth
                 } else {
-                    -90 * depth
+                    -params::see_capture() * depth
                 };
-                if depth <= 8 && !see_ge(self.board.pos(), mv, see_margin) {
+                if depth <= params::see_depth() && !see_ge(self.board.pos(), mv, see_margin) {
                     continue;
                 }
             }
@@ -736,7 +750,7 @@ impl<'a> Worker<'a> {
                     reduction += i32::from(cut);
                     reduction -= i32::from(gives_check);
                     reduction -= i32::from(refutation);
-                    reduction -= history / HISTORY_PER_PLY;
+                    reduction -= history / params::lmr_history();
                     // Not clamp: an extended or reduced new_depth may leave nothing to reduce.
                     reduction = reduction.min(new_depth - 1).max(0);
                 }
@@ -839,7 +853,7 @@ impl<'a> Worker<'a> {
         cut: bool,
     ) -> Singular {
         // Extensions stop at twice the iteration's depth, so chains of them stay finite.
-        if depth < SINGULAR_DEPTH
+        if depth < params::singular_depth()
             || ply as i32 >= 2 * self.root_depth
             || hit.depth < depth - 3
             || !matches!(hit.bound, Bound::Lower | Bound::Exact)
@@ -847,7 +861,7 @@ impl<'a> Worker<'a> {
         {
             return Singular::Extend(0);
         }
-        let singular_beta = hit.score - 2 * depth;
+        let singular_beta = hit.score - params::singular_margin() * depth;
         self.stack[ply].excluded = Some(mv);
         let score = self.negamax(singular_beta - 1, singular_beta, (depth - 1) / 2, ply, cut);
         self.stack[ply].excluded = None;
@@ -882,7 +896,8 @@ impl<'a> Worker<'a> {
         captures_tried: &[Move],
     ) {
         let us = self.board.turn();
-        let bonus = (depth * depth * 16).min(1600);
+        let bonus =
+            (depth * depth * params::history_bonus_scale()).min(params::history_bonus_max());
         if is_tactical(mv) {
             self.history.update_capture(us, mv, bonus);
         } else {
@@ -949,8 +964,9 @@ impl<'a> Worker<'a> {
             any_legal = true;
             if !in_check {
                 // Delta pruning: even winning the piece outright would not reach alpha.
-                let gain = mv.capture().map_or(0, see_value);
-                if mv.promotion().is_none() && static_eval + gain + 200 <= alpha {
+                let gain = mv.capture().map_or(0, piece_value);
+                if mv.promotion().is_none() && static_eval + gain + params::delta_margin() <= alpha
+                {
                     continue;
                 }
                 if !see_ge(self.board.pos(), mv, 0) {

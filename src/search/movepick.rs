@@ -2,8 +2,9 @@
 //! killers, the counter-move, quiet moves by history, then losing captures.
 
 use super::history::{Continuations, History};
-use super::see::{see_ge, see_value};
+use super::see::see_ge;
 use crate::board::encode_move;
+use crate::eval::piece_value;
 use arrayvec::ArrayVec;
 use shakmaty::{
     Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role, Square,
@@ -18,8 +19,8 @@ pub fn is_tactical(mv: Move) -> bool {
 /// Most valuable victim first; among equal victims, the capture history decides, and the
 /// least valuable attacker breaks ties.
 fn capture_order(history: &History, color: Color, mv: Move) -> i32 {
-    let victim = mv.capture().map_or(0, see_value) + mv.promotion().map_or(0, see_value);
-    victim * 16 + history.capture_score(color, mv) / 16 - see_value(mv.role()) / 100
+    let victim = mv.capture().map_or(0, piece_value) + mv.promotion().map_or(0, piece_value);
+    victim * 16 + history.capture_score(color, mv) / 16 - piece_value(mv.role()) / 100
 }
 
 /// The legal move of `pos` whose table encoding is `code`, found among the moves of the piece

@@ -1,19 +1,8 @@
 //! Static exchange evaluation: whether a move wins at least a given amount of material when
 //! both sides keep recapturing on its square with their least valuable piece.
 
+use crate::eval::piece_value;
 use shakmaty::{attacks, Bitboard, Board, Chess, Color, Move, Position, Role, Square};
-
-/// Material values for exchanges (the king is priced so that it is always captured last).
-pub fn see_value(role: Role) -> i32 {
-    match role {
-        Role::Pawn => 100,
-        Role::Knight => 320,
-        Role::Bishop => 330,
-        Role::Rook => 500,
-        Role::Queen => 950,
-        Role::King => 20_000,
-    }
-}
 
 fn attackers_to(board: &Board, sq: Square, occupied: Bitboard) -> Bitboard {
     let pawns = board.pawns();
@@ -32,17 +21,17 @@ pub fn see_ge(pos: &Chess, mv: Move, threshold: i32) -> bool {
         _ => return threshold <= 0,
     };
     let board = pos.board();
-    let captured = mv.capture().map_or(0, see_value);
+    let captured = mv.capture().map_or(0, piece_value);
     let promotion_gain = mv
         .promotion()
-        .map_or(0, |role| see_value(role) - see_value(Role::Pawn));
+        .map_or(0, |role| piece_value(role) - piece_value(Role::Pawn));
     // `swap` alternates between "what the mover is up if the exchange stops now" and what the
     // opponent is up; `wins` is the answer if the side that just captured is left standing.
     let mut swap = captured + promotion_gain - threshold;
     if swap < 0 {
         return false;
     }
-    swap = see_value(mv.promotion().unwrap_or(mv.role())) - swap;
+    swap = piece_value(mv.promotion().unwrap_or(mv.role())) - swap;
     if swap <= 0 {
         return true;
     }
@@ -70,7 +59,7 @@ pub fn see_ge(pos: &Chess, mv: Move, threshold: i32) -> bool {
             let defended = (attackers & board.by_color(!side)).any();
             return if defended { !wins } else { wins };
         }
-        swap = see_value(role) - swap;
+        swap = piece_value(role) - swap;
         if swap < i32::from(wins) {
             break;
         }

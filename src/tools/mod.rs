@@ -3,5 +3,6 @@
 pub mod bench;
 pub mod datagen;
 pub mod perft;
+pub mod train;
 pub mod tt_bench;
 pub mod tune;

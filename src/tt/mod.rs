@@ -1,6 +1,6 @@
-//! The transposition table, as `shared/seed/transposition-table.md` specifies: 64-byte buckets
-//! of four `(key ^ data, data)` entries, multiply-shift indexing, generation aging,
-//! depth-and-age replacement, node-relative mate scores and a bucket prefetch.
+//! The transposition table: 64-byte buckets of four `(key ^ data, data)` entries,
+//! multiply-shift indexing, generation aging, depth-and-age replacement, node-relative mate
+//! scores and a bucket prefetch (README.md, "The transposition table", says why each).
 //!
 //! Threads share one `&Tt` and read and write it without locks. A writer stores two independent
 //! words; a reader that sees halves of two different writes recomputes a key that does not
@@ -14,13 +14,10 @@ mod stats;
 
 pub use stats::{StoreOutcome, TtStats};
 
+use crate::search::MATE_BOUND;
 use memory::{AllocError, PagePolicy, TableMemory};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-pub const MATE: i32 = 31_000;
-pub const MAX_PLY: i32 = 128;
-/// Scores beyond this magnitude are mates, stored relative to the node.
-pub const MATE_BOUND: i32 = MATE - MAX_PLY;
 /// Stored depth is depth + 8, so quiescence depths down to -8 fit in a u8.
 const DEPTH_OFFSET: i32 = 8;
 const GENERATION_MASK: u8 = 63;
