@@ -247,15 +247,7 @@ impl Board {
     /// Whether the current position occurred before within the reach of the fifty-move
     /// counter: the search scores a single repetition as a draw.
     pub fn is_repetition(&self) -> bool {
-        let reach = (self.pos.halfmoves() as usize).min(self.keys.len() - 1 - self.null_barrier);
-        let current = self.key;
-        self.keys
-            .iter()
-            .rev()
-            .take(reach + 1)
-            .skip(4)
-            .step_by(2)
-            .any(|&key| key == current)
+        self.earlier_occurrences() > 0
     }
 
     /// How many times the current position occurred earlier within the reach of the
