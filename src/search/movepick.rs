@@ -6,9 +6,7 @@ use super::see::see_ge;
 use crate::board::encode_move;
 use crate::eval::piece_value;
 use arrayvec::ArrayVec;
-use shakmaty::{
-    Bitboard, CastlingSide, Chess, Color, Move, MoveList, Position, Rank, Role, Square,
-};
+use shakmaty::{CastlingSide, Chess, Color, Move, MoveList, Position, Role, Square};
 
 /// Whether a move changes material: captures and queen promotions. Underpromotions count as
 /// quiet moves, which puts them late in the order.
@@ -107,6 +105,8 @@ pub struct MovePicker {
     counter: Option<Move>,
     conts: Continuations,
     list: Scored,
+    /// The quiet moves, kept from the tactical stage's generation until their stage.
+    quiets: MoveList,
     bad: MoveList,
     bad_next: usize,
 }
@@ -128,6 +128,7 @@ impl MovePicker {
             counter,
             conts,
             list: Scored::default(),
+            quiets: MoveList::new(),
             bad: MoveList::new(),
             bad_next: 0,
         }
@@ -167,20 +168,26 @@ impl MovePicker {
                     }
                 }
                 Stage::GenerateTactical => {
-                    let mut moves = pos.capture_moves();
-                    let seventh = Bitboard::from_rank(us.relative_rank(Rank::Seventh));
-                    if (pos.our(Role::Pawn) & seventh).any() {
-                        moves.extend(
-                            pos.promotion_moves().into_iter().filter(|mv| {
-                                !mv.is_capture() && mv.promotion() == Some(Role::Queen)
-                            }),
-                        );
-                    }
+                    // One generation serves both stages: shakmaty's capture generator is the
+                    // full legal generator plus a filter, so the quiet moves are kept aside
+                    // here rather than generated a second time.
+                    let moves = pos.legal_moves();
                     let tt_move = self.tt_move;
-                    self.list
-                        .fill(moves.into_iter().filter(|&mv| Some(mv) != tt_move), |mv| {
-                            capture_order(history, us, mv)
-                        });
+                    let captures = moves.iter().filter(|mv| mv.is_capture());
+                    let queen_pushes = moves
+                        .iter()
+                        .filter(|mv| !mv.is_capture() && mv.promotion() == Some(Role::Queen));
+                    self.list.fill(
+                        captures
+                            .chain(queen_pushes)
+                            .copied()
+                            .filter(|&mv| Some(mv) != tt_move),
+                        |mv| capture_order(history, us, mv),
+                    );
+                    if !self.tactical_only {
+                        self.quiets = moves;
+                        self.quiets.retain(|mv| !is_tactical(*mv));
+                    }
                     self.stage = Stage::GoodTactical;
                 }
                 Stage::GoodTactical => match self.list.best() {
@@ -220,9 +227,10 @@ impl MovePicker {
                     let given = [self.tt_move, self.killers[0], self.killers[1], self.counter];
                     let conts = self.conts;
                     self.list.fill(
-                        pos.legal_moves()
-                            .into_iter()
-                            .filter(|&mv| !is_tactical(mv) && !given.contains(&Some(mv))),
+                        self.quiets
+                            .iter()
+                            .copied()
+                            .filter(|mv| !given.contains(&Some(*mv))),
                         |mv| history.quiet_score(us, mv, conts),
                     );
                 }
