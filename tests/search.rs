@@ -104,6 +104,23 @@ fn steers_into_a_repetition_when_behind() {
     assert!(it.score > 500, "{}", it.score);
 }
 
+/// Two black rooks against a bare king: White's only hope is a repetition.
+const ROOKS_UP: &str = "7k/8/6rr/8/8/8/8/K7 w - - 0 1";
+
+#[test]
+fn a_threefold_repetition_at_the_horizon_is_a_draw() {
+    // Ka1 makes the third occurrence of a position: a draw, seen even by a one-ply search,
+    // where the reply is left to the quiescence search.
+    let b = board(
+        ROOKS_UP,
+        &[
+            "a1b1", "h8g8", "b1a1", "g8h8", "a1b1", "h8g8", "b1a1", "g8f8", "a1a2", "f8g8",
+        ],
+    );
+    let it = search(&b, 1);
+    assert_eq!((uci(&it).as_str(), it.score), ("a2a1", 0));
+}
+
 #[test]
 fn no_legal_move_means_no_move() {
     let stalemate = board("7k/5Q2/6K1/8/8/8/8/8 b - - 0 1", &[]);

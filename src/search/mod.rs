@@ -922,6 +922,10 @@ impl<'a> Worker<'a> {
             return 0;
         }
         self.seldepth = self.seldepth.max(ply);
+        // A quiet move into a repetition at depth 1 lands here: the draw comes first.
+        if self.board.is_draw() {
+            return 0;
+        }
         let in_check = self.board.in_check();
         if ply >= PLY_LIMIT {
             return if in_check { 0 } else { self.evaluate() };
