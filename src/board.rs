@@ -82,6 +82,11 @@ impl Board {
         &self.pos
     }
 
+    /// The position before the last move the search made, if it made one.
+    pub fn parent(&self) -> Option<&Chess> {
+        self.undo.last().map(|undo| &undo.pos)
+    }
+
     pub fn key(&self) -> u64 {
         self.key
     }

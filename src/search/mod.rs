@@ -18,7 +18,7 @@ use crate::tt::{Bound, Hit, Record, Tt, TtStats};
 use history::{piece_to, Continuations, History, PieceTo};
 use movepick::{is_tactical, MovePicker};
 use see::see_ge;
-use shakmaty::{Move, MoveList, Position};
+use shakmaty::{Chess, Move, MoveList, Position};
 
 /// A mate in n plies from the root scores `MATE - n` (the table keeps mates relative to the
 /// node instead, see `tt`).
@@ -152,6 +152,13 @@ fn bound_of(best_score: i32, alpha: i32, beta: i32) -> Bound {
     } else {
         Bound::Upper
     }
+}
+
+/// Plies added to a move that gives check: one, unless the checking piece can be won by the
+/// exchange that follows (SEE below zero), where the check is more likely a spite check than
+/// a threat. `parent` is the position the move was made from.
+fn check_extension(parent: &Chess, mv: Move, gives_check: bool) -> i32 {
+    i32::from(gives_check && see_ge(parent, mv, 0))
 }
 
 /// Late-move reduction in plies, by depth and move number (`base + ln d * ln m / divisor`).
@@ -736,7 +743,8 @@ impl<'a> Worker<'a> {
                 + if extension != 0 {
                     extension
                 } else {
-                    i32::from(gives_check)
+                    let parent = self.board.parent().expect("a move was just made");
+                    check_extension(parent, mv, gives_check)
                 };
 
             let score = if move_count == 1 {
@@ -1009,5 +1017,30 @@ impl<'a> Worker<'a> {
             bound,
         });
         best_score
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{fen::Fen, uci::UciMove, CastlingMode};
+
+    #[test]
+    fn only_checks_that_keep_their_material_are_extended() {
+        // Qa4+ is safe; Qd5+ is taken by the knight for nothing.
+        let pos: Chess = "kr6/8/5n2/8/8/8/8/K2Q4 w - - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let extension = |text: &str| {
+            let mv = text.parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+            let mut child = pos.clone();
+            child.play_unchecked(mv);
+            check_extension(&pos, mv, child.is_check())
+        };
+        assert_eq!(extension("d1a4"), 1);
+        assert_eq!(extension("d1d5"), 0);
+        assert_eq!(extension("d1d2"), 0);
     }
 }
