@@ -564,11 +564,15 @@ impl<'a> Worker<'a> {
         self.stats.record_probe(hit.is_some());
         let tt_move = hit.map_or(0, |h| h.mv);
         if let Some(hit) = hit {
-            // PV nodes take only an exact result of enough depth; otherwise re-searching a
-            // position analysed before, e.g. from a loaded hash file, would overwrite its deep
-            // entries with shallow ones along the PV.
+            // PV nodes search on: a table score carries no repetition or fifty-move context of
+            // this line and would cut the PV short. The one exception is an exact entry deeper
+            // than this whole iteration, which only an earlier search (a previous move, or a
+            // loaded hash file) can have left: re-searching it here would only overwrite deep
+            // analysis with shallower results along the PV.
             // The entry speaks for all moves, so a search without one of them cannot use it.
-            let usable = excluded.is_none() && (!pv_node || (hit.bound == Bound::Exact && !root));
+            let usable = excluded.is_none()
+                && (!pv_node
+                    || (hit.bound == Bound::Exact && !root && hit.depth > self.root_depth));
             if usable && hit.cuts_off(depth, alpha, beta) {
                 self.stats.cutoffs += 1;
                 return hit.score;
