@@ -31,6 +31,9 @@ pub const INFINITY: i32 = MATE + 1;
 /// Stored as the static eval of positions in check, which have none.
 const EVAL_NONE: i32 = -32_000;
 const PLY_LIMIT: usize = MAX_PLY as usize - 1;
+/// The table depth of an entry that holds only a static evaluation (quiescence results are
+/// stored at depth 0).
+const DEPTH_EVAL_ONLY: i32 = -1;
 
 /// One completed (or usefully interrupted) iteration of a thread's search.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -580,10 +583,18 @@ impl<'a> Worker<'a> {
         }
 
         // The table keeps the raw evaluation; the search uses it corrected by pawn structure.
-        let raw_eval = if in_check {
-            EVAL_NONE
-        } else {
-            hit.map_or_else(|| self.evaluate(), |h| h.eval)
+        let raw_eval = match hit {
+            _ if in_check => EVAL_NONE,
+            Some(h) => h.eval,
+            None => {
+                let raw_eval = self.evaluate();
+                // Kept at once: pruning may return before this node stores its result, and
+                // the next visit should not have to evaluate again.
+                if excluded.is_none() {
+                    self.store_eval(key, ply, raw_eval);
+                }
+                raw_eval
+            }
         };
         let pawn_key = self.board.pawn_key();
         let static_eval = if in_check {
@@ -891,6 +902,20 @@ impl<'a> Worker<'a> {
         }
     }
 
+    /// Records a position's static evaluation alone: no move, no bound, and a depth below any
+    /// search's, so that any result of the position replaces it.
+    fn store_eval(&mut self, key: u64, ply: usize, raw_eval: i32) {
+        self.store(Record {
+            key,
+            ply: ply as i32,
+            mv: 0,
+            score: 0,
+            raw_eval,
+            depth: DEPTH_EVAL_ONLY,
+            bound: Bound::None,
+        });
+    }
+
     /// Records a node's result in the table.
     fn store(&mut self, record: Record) {
         let outcome = self.tt.store(&record);
@@ -959,8 +984,20 @@ impl<'a> Worker<'a> {
         } else {
             let raw = hit.map_or_else(|| self.evaluate(), |h| h.eval);
             let eval = self.corrected(self.board.pawn_key(), raw);
-            // Standing pat: the side to move need not capture.
+            // Standing pat: the side to move need not capture. The stand-pat score is a lower
+            // bound of this quiescence search, worth keeping with the evaluation.
             if eval >= beta {
+                if hit.is_none() {
+                    self.store(Record {
+                        key,
+                        ply: ply as i32,
+                        mv: 0,
+                        score: eval,
+                        raw_eval: raw,
+                        depth: 0,
+                        bound: Bound::Lower,
+                    });
+                }
                 return eval;
             }
             alpha = alpha.max(eval);
@@ -1047,5 +1084,33 @@ mod tests {
         assert_eq!(extension("d1a4"), 1);
         assert_eq!(extension("d1d5"), 0);
         assert_eq!(extension("d1d2"), 0);
+    }
+
+    #[test]
+    fn an_early_return_keeps_the_static_evaluation() {
+        let board = Board::default();
+        let key = board.key();
+        let raw_eval = evaluate(board.pos());
+        let job = Job::fixed_depth(board, 1);
+        let tt = Tt::new(1).unwrap();
+        let shared = Shared::new(1);
+        let mut history = History::default();
+        let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut history);
+
+        // Far above beta, reverse futility returns before the node stores a result.
+        assert!(worker.negamax(-1001, -1000, 1, 1, false) > -1000);
+        let hit = tt.probe(key, 1).expect("the evaluation is stored");
+        assert_eq!((hit.bound, hit.mv, hit.eval), (Bound::None, 0, raw_eval));
+        assert!(hit.depth < 0);
+
+        // Standing pat in quiescence keeps its score as a lower bound.
+        let tt = Tt::new(1).unwrap();
+        worker.tt = &tt;
+        let score = worker.qsearch(-1001, -1000, 1);
+        let hit = tt.probe(key, 1).expect("the stand-pat is stored");
+        assert_eq!(
+            (hit.bound, hit.mv, hit.eval, hit.score, hit.depth),
+            (Bound::Lower, 0, raw_eval, score, 0)
+        );
     }
 }
