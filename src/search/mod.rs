@@ -200,6 +200,8 @@ pub struct Worker<'a> {
     root_best: Option<(Move, i32)>,
     /// The depth of the iteration in progress.
     root_depth: i32,
+    /// Nodes searched under each root move in this search, over all iterations.
+    root_nodes: Vec<(Move, u64)>,
 }
 
 impl<'a> Worker<'a> {
@@ -233,6 +235,7 @@ impl<'a> Worker<'a> {
             stopped: false,
             root_best: None,
             root_depth: 0,
+            root_nodes: Vec::new(),
         }
     }
 
@@ -321,9 +324,11 @@ impl<'a> Worker<'a> {
                 }
             }
             let score = result.score;
-            // An unsettled best move or a falling score is worth more time.
+            // An unsettled best move or a falling score is worth more time, and so is a best
+            // move that the search has not yet shown to dominate the others by its nodes.
             let drop_scale = 1.0 + f64::from(score_drop.clamp(0, 100)) / 200.0;
-            let time_scale = STABILITY_SCALE[stability] * drop_scale;
+            let time_scale =
+                STABILITY_SCALE[stability] * drop_scale * self.node_share_scale(result.pv[0]);
             let past_soft_nodes = self
                 .job
                 .limits
@@ -371,6 +376,28 @@ impl<'a> Worker<'a> {
             board.make(mv, board.key_after(mv));
         }
         pv
+    }
+
+    /// The soft deadline's scale by the share of the root's nodes spent under `best`: below
+    /// one when the best move has taken nearly all of them, above one when others needed
+    /// a close look.
+    fn node_share_scale(&self, best: Move) -> f64 {
+        let total: u64 = self.root_nodes.iter().map(|&(_, nodes)| nodes).sum();
+        let Some(&(_, best_nodes)) = self.root_nodes.iter().find(|&&(mv, _)| mv == best) else {
+            return 1.0;
+        };
+        let share = best_nodes as f64 / total.max(1) as f64;
+        let base = f64::from(params::tm_node_base()) / 100.0;
+        let slope = f64::from(params::tm_node_slope()) / 100.0;
+        (base - slope * share).max(0.5)
+    }
+
+    /// Adds `nodes` to those searched under the root move `mv`.
+    fn count_root_nodes(&mut self, mv: Move, nodes: u64) {
+        match self.root_nodes.iter_mut().find(|(m, _)| *m == mv) {
+            Some((_, total)) => *total += nodes,
+            None => self.root_nodes.push((mv, nodes)),
+        }
     }
 
     fn root_allowed(&self, mv: &Move) -> bool {
@@ -753,6 +780,7 @@ impl<'a> Worker<'a> {
             }
             self.stack[ply].mv = Some(mv);
             self.stack[ply].piece_to = Some(piece_to(us, mv));
+            let nodes_before = self.nodes;
             self.make_move(mv);
             let gives_check = self.board.in_check();
             let new_depth = depth - 1
@@ -789,6 +817,9 @@ impl<'a> Worker<'a> {
                 score
             };
             self.unmake_move();
+            if root {
+                self.count_root_nodes(mv, self.nodes - nodes_before);
+            }
             if self.stopped {
                 return 0;
             }

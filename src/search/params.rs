@@ -117,6 +117,12 @@ params! {
     history_bonus_scale = 16, 4..=40;
     /// The largest history bonus.
     history_bonus_max = 1600, 400..=4000;
+    /// Time by node share: the soft deadline is scaled by `(base - slope * share) / 100` (at
+    /// least a half), where `share` is the fraction of the root's nodes spent under the best
+    /// move. With these values a typical share of 0.8 leaves the deadline as it is.
+    tm_node_base = 200, 120..=300;
+    /// Time by node share: how much a dominant best move shortens the think, per unit of share.
+    tm_node_slope = 125, 50..=250;
 }
 
 /// The parameters as OpenBench's SPSA input: `name, int, value, min, max, step, rate`.
