@@ -47,7 +47,7 @@ fn finds_mate_in_one_two_and_three_with_the_right_distance() {
         (uci(&it).as_str(), format_score(it.score).as_str()),
         ("d5f6", "mate 2")
     );
-    let it = search(&board(MATE_IN_3, &[]), 10);
+    let it = search(&board(MATE_IN_3, &[]), 14);
     assert_eq!(
         (uci(&it).as_str(), format_score(it.score).as_str()),
         ("f8c5", "mate 3")
