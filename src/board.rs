@@ -249,40 +249,25 @@ impl Board {
         self.null_barrier = self.keys.len() - 1;
     }
 
-    /// Whether the search scores the current position as a draw by repetition: it occurred
-    /// before inside the search (after the root), where the side that repeated could repeat
-    /// again, or it occurred twice before in all, a threefold repetition by the rules. A single
-    /// occurrence in the game before the root, or at the root itself, is not enough: the
-    /// opponent may avoid it.
+    /// Whether the current position occurred before within the reach of the fifty-move
+    /// counter: the search scores a single repetition as a draw.
     pub fn is_repetition(&self) -> bool {
-        let root = self.keys.len() - 1 - self.undo.len();
-        let mut seen = 0;
-        for index in self.earlier_indices() {
-            seen += 1;
-            if index > root || seen == 2 {
-                return true;
-            }
-        }
-        false
+        self.earlier_occurrences() > 0
     }
 
     /// How many times the current position occurred earlier within the reach of the
     /// fifty-move counter (two means a threefold repetition, a draw by the rules).
     pub fn earlier_occurrences(&self) -> usize {
-        self.earlier_indices().count()
-    }
-
-    /// The indices in `keys` of the earlier occurrences of the current position, latest
-    /// first: the same side to move, within the fifty-move counter's reach, after the last
-    /// null move.
-    fn earlier_indices(&self) -> impl Iterator<Item = usize> + '_ {
-        let current = self.keys.len() - 1;
-        let reach = (self.pos.halfmoves() as usize).min(current - self.null_barrier);
-        let key = self.key;
-        (4..=reach)
+        let reach = (self.pos.halfmoves() as usize).min(self.keys.len() - 1 - self.null_barrier);
+        let current = self.key;
+        self.keys
+            .iter()
+            .rev()
+            .take(reach + 1)
+            .skip(4)
             .step_by(2)
-            .map(move |back| current - back)
-            .filter(move |&index| self.keys[index] == key)
+            .filter(|&&key| key == current)
+            .count()
     }
 
     /// Draw by the fifty-move rule, repetition or insufficient material (not stalemate).
@@ -368,75 +353,34 @@ mod tests {
         assert_eq!(board.pos().board(), Chess::default().board());
     }
 
-    /// Makes a move as the search does (after the root), not as part of the game.
-    fn make_uci(board: &mut Board, text: &str) {
-        let mv = UciMove::from_ascii(text.as_bytes())
-            .unwrap()
-            .to_move(board.pos())
-            .unwrap();
-        board.make(mv, board.key_after(mv));
-    }
-
-    const KNIGHT_DANCE: [&str; 4] = ["g1f3", "g8f6", "f3g1", "f6g8"];
-
     #[test]
-    fn a_repetition_inside_the_search_is_a_draw() {
+    fn repetition_is_seen_after_a_knight_dance() {
         let mut board = Board::default();
-        for text in KNIGHT_DANCE {
+        for text in ["g1f3", "g8f6", "f3g1"] {
+            board.play_uci(text).unwrap();
             assert!(!board.is_repetition());
-            make_uci(&mut board, text);
         }
-        // Back at the root: the root counts as the game's history, as in the rules.
-        assert_eq!(board.earlier_occurrences(), 1);
-        assert!(!board.is_repetition());
-        // The position after Nf3 lies inside the search: its repetition is a draw.
-        make_uci(&mut board, "g1f3");
-        assert_eq!(board.earlier_occurrences(), 1);
-        assert!(board.is_repetition());
-    }
-
-    #[test]
-    fn a_single_repetition_of_the_game_before_the_root_is_not_a_draw() {
-        let mut board = Board::default();
-        for text in KNIGHT_DANCE {
-            board.play_uci(text).unwrap();
-        }
-        // The start position occurred once before: the side to move may still deviate.
-        assert_eq!(board.earlier_occurrences(), 1);
-        assert!(!board.is_repetition());
-        // So does the position after Nf3, reached again by the search's first move.
-        make_uci(&mut board, "g1f3");
-        assert_eq!(board.earlier_occurrences(), 1);
-        assert!(!board.is_repetition());
-        // A third occurrence is a draw by the rules wherever the first two lie.
-        for text in &KNIGHT_DANCE[1..] {
-            make_uci(&mut board, text);
-        }
-        assert_eq!(board.earlier_occurrences(), 2);
-        assert!(board.is_repetition());
-    }
-
-    #[test]
-    fn a_threefold_repetition_of_the_game_is_a_draw() {
-        let mut board = Board::default();
-        for text in KNIGHT_DANCE.iter().chain(&KNIGHT_DANCE) {
-            board.play_uci(text).unwrap();
-        }
-        assert_eq!(board.earlier_occurrences(), 2);
+        board.play_uci("f6g8").unwrap();
         assert!(board.is_repetition());
     }
 
     #[test]
     fn no_repetition_is_seen_across_a_null_move() {
         let mut board = Board::default();
-        // Made by the search, so that the position after Nf3 lies inside it.
-        make_uci(&mut board, "g1f3");
+        board.play_uci("g1f3").unwrap();
         board.make_null();
+        let mv = |board: &Board, text: &str| {
+            UciMove::from_ascii(text.as_bytes())
+                .unwrap()
+                .to_move(board.pos())
+                .unwrap()
+        };
         // Knight back and forth around a null move would recreate the position after Nf3.
-        make_uci(&mut board, "f3g1");
+        let m = mv(&board, "f3g1");
+        board.make(m, board.key_after(m));
         board.make_null();
-        make_uci(&mut board, "g1f3");
-        assert_eq!(board.key(), board.keys[1]);
+        let m = mv(&board, "g1f3");
+        board.make(m, board.key_after(m));
         assert!(!board.is_repetition());
     }
 

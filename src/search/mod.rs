@@ -726,11 +726,10 @@ impl<'a> Worker<'a> {
             };
             if !root && best_score > -MATE_BOUND {
                 if quiet && !in_check {
-                    // Late move pruning: deep in a poor move list, quiets rarely matter. Every
-                    // move handed out before this one counts, pruned ones included.
+                    // Late move pruning: deep in a poor move list, quiets rarely matter.
                     let limit =
                         (params::lmp_base() + depth * depth) / if improving { 1 } else { 2 };
-                    if depth <= params::lmp_depth() && move_count as i32 > limit {
+                    if depth <= params::lmp_depth() && quiets_tried.len() as i32 >= limit {
                         continue;
                     }
                     // Futility: even a generous positional gain would not reach alpha.
