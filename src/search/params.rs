@@ -119,10 +119,11 @@ params! {
     history_bonus_max = 1600, 400..=4000;
     /// Time by node share: the soft deadline is scaled by `(base - slope * share) / 100` (at
     /// least a half), where `share` is the fraction of the root's nodes spent under the best
-    /// move. With these values a typical share of 0.8 leaves the deadline as it is.
-    tm_node_base = 200, 120..=300;
+    /// move. Off (100 and 0) until a match at a time control supports it; the candidate is
+    /// 200 and 125, which leaves the deadline as it is at a typical share of 0.8.
+    tm_node_base = 100, 100..=300;
     /// Time by node share: how much a dominant best move shortens the think, per unit of share.
-    tm_node_slope = 125, 50..=250;
+    tm_node_slope = 0, 0..=250;
 }
 
 /// The parameters as OpenBench's SPSA input: `name, int, value, min, max, step, rate`.
