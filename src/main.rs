@@ -26,6 +26,9 @@ enum Command {
         /// Also print the transposition table's use (probes, hits, cutoffs, stores).
         #[arg(long)]
         tt_stats: bool,
+        /// Evaluate with this network file instead of the hand-crafted evaluation.
+        #[arg(long)]
+        eval_file: Option<std::path::PathBuf>,
     },
     /// Count the leaf nodes of the legal move tree, per root move and in total.
     Perft {
@@ -101,6 +104,9 @@ enum Command {
         /// or 0 with --book).
         #[arg(long)]
         random_plies: Option<usize>,
+        /// Play with this network file instead of the hand-crafted evaluation.
+        #[arg(long)]
+        eval_file: Option<std::path::PathBuf>,
     },
     /// Train a network on self-play positions and write the quantised file the engine loads.
     Train {
@@ -157,6 +163,14 @@ enum Command {
     },
 }
 
+/// The network of `--eval-file`, if given (a file that is not one is an error).
+fn load_network(
+    path: Option<&std::path::Path>,
+) -> Result<Option<std::sync::Arc<ferrite::eval::nnue::Network>>, String> {
+    path.map(|path| ferrite::eval::nnue::Network::load(path).map(std::sync::Arc::new))
+        .transpose()
+}
+
 fn run(command: Option<Command>) -> Result<(), String> {
     match command {
         None => uci::run(),
@@ -164,8 +178,10 @@ fn run(command: Option<Command>) -> Result<(), String> {
             depth,
             threads,
             tt_stats,
+            eval_file,
         }) => {
-            let result = bench::run(depth, threads as usize, |line| println!("{line}"))?;
+            let network = load_network(eval_file.as_deref())?;
+            let result = bench::run(depth, threads as usize, network, |line| println!("{line}"))?;
             if tt_stats {
                 println!("TT: {}, mean hashfull {}", result.tt_stats, result.hashfull);
             }
@@ -261,7 +277,9 @@ fn run(command: Option<Command>) -> Result<(), String> {
             seed,
             book,
             random_plies,
+            eval_file,
         }) => {
+            let network = load_network(eval_file.as_deref())?;
             let book = match &book {
                 Some(path) => read_book(path)?,
                 None => Vec::new(),
@@ -281,6 +299,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
                 seed,
                 random_plies: random_plies.unwrap_or(if book.is_empty() { 8 } else { 0 }),
                 book,
+                network,
             };
             eprintln!(
                 "datagen: seed {seed}, {} thread(s), {} nodes a move (hard {}), appending to {}",

@@ -4,6 +4,7 @@
 //! Nothing a GUI sends can panic this module: bad input becomes an `info string`.
 
 use crate::board::Board;
+use crate::eval::nnue::Network;
 use crate::search::history::History;
 use crate::search::{Iteration, Job, Listener, Progress, MATE, MATE_BOUND};
 use crate::threads::{lock_histories, SearchHandle};
@@ -34,6 +35,8 @@ pub struct Engine {
     chess960: bool,
     debug: bool,
     hash_file: String,
+    /// The network the search evaluates with (`EvalFile`); the hand-crafted evaluation if none.
+    network: Option<Arc<Network>>,
     /// What each search thread learned about moves, kept from one move of a game to the next.
     histories: Arc<Mutex<Vec<History>>>,
     running: Option<SearchHandle>,
@@ -123,6 +126,7 @@ impl Engine {
             chess960: false,
             debug: false,
             hash_file: HASH_FILE_DEFAULT.to_string(),
+            network: None,
             histories: Arc::default(),
             running: None,
         })
@@ -196,6 +200,7 @@ impl Engine {
         ));
         say("option name Save Hash type button");
         say("option name Load Hash type button");
+        say("option name EvalFile type string default <empty>");
         #[cfg(feature = "tune")]
         for p in crate::search::params::ALL {
             say(&format!(
@@ -381,9 +386,33 @@ impl Engine {
                     self.hash_file = text.to_string();
                 }
             }
+            "evalfile" => self.set_eval_file(text),
             "save hash" => self.save_hash(),
             "load hash" => self.load_hash(),
             _ => search_parameter(&name, text),
+        }
+    }
+
+    /// `EvalFile`: a network file to evaluate with, or empty (`<empty>`, `hce`) for the
+    /// hand-crafted evaluation. A file that cannot be read as a network is reported and the
+    /// current evaluation stays. A search already running keeps the evaluation it began with.
+    fn set_eval_file(&mut self, text: &str) {
+        if text.is_empty() || text == "<empty>" || text.eq_ignore_ascii_case("hce") {
+            self.network = None;
+            info_string("evaluation: hand-crafted");
+            return;
+        }
+        match Network::load(std::path::Path::new(text)) {
+            Ok(net) => {
+                info_string(&format!(
+                    "evaluation: network {} ({} hidden units, {} kernels)",
+                    truncate(text),
+                    net.hidden,
+                    crate::eval::nnue::Kernels::detect().name()
+                ));
+                self.network = Some(Arc::new(net));
+            }
+            Err(err) => info_string(&format!("error: {err}; evaluation unchanged")),
         }
     }
 
@@ -443,6 +472,7 @@ impl Engine {
             limits,
             search_moves,
             multipv: self.multipv,
+            network: self.network.clone(),
         };
         let (mode, debug, threads) = (self.mode(), self.debug, self.threads);
         let finish = move |outcome: &crate::threads::Outcome, progress: &Progress| {

@@ -130,8 +130,8 @@ fn no_legal_move_means_no_move() {
 
 #[test]
 fn bench_node_count_is_the_same_on_every_run() {
-    let first = ferrite::tools::bench::run(6, 1, |_| {}).unwrap();
-    let second = ferrite::tools::bench::run(6, 1, |_| {}).unwrap();
+    let first = ferrite::tools::bench::run(6, 1, None, |_| {}).unwrap();
+    let second = ferrite::tools::bench::run(6, 1, None, |_| {}).unwrap();
     assert!(first.nodes > 10_000);
     assert_eq!(first.nodes, second.nodes);
 }

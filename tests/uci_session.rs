@@ -376,3 +376,66 @@ fn root_moves_are_reported_after_a_few_seconds() {
         .filter(|l| l.starts_with("info depth") && l.contains(" pv "))
         .all(|l| l.contains(" hashfull ")));
 }
+
+#[test]
+fn eval_file_loads_a_network_and_refuses_a_bad_one() {
+    use ferrite::eval::nnue::{Network, INPUTS};
+    let dir = std::env::temp_dir().join(format!("ferrite-evalfile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // A small network whose weights depend on the feature, so that it prefers some moves.
+    let hidden = 8;
+    let net = Network {
+        hidden,
+        feature_weights: (0..INPUTS * hidden)
+            .map(|i| ((i * 37) % 101) as i16 - 50)
+            .collect(),
+        feature_bias: vec![40; hidden],
+        output_weights: (0..2 * hidden).map(|i| (i as i16 % 7) * 9 - 27).collect(),
+        output_bias: 0,
+    };
+    let good = dir.join("small.nnue");
+    std::fs::write(&good, net.to_bytes()).unwrap();
+    let bad = dir.join("bad.nnue");
+    std::fs::write(&bad, b"FENN but nothing more").unwrap();
+
+    let mut s = Session::start();
+    let loaded = s.messages(&format!("setoption name EvalFile value {}", good.display()));
+    assert!(
+        loaded.iter().any(|l| l.contains("evaluation: network")),
+        "{loaded:?}"
+    );
+    s.send("position startpos moves e2e4");
+    s.send("go depth 4");
+    let lines = s.until("bestmove", SECONDS);
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth 4 ")),
+        "{lines:?}"
+    );
+    s.send("ucinewgame");
+    let with_network = s.nodes_to_depth(5);
+
+    for path in [
+        bad.display().to_string(),
+        dir.join("missing.nnue").display().to_string(),
+    ] {
+        let refused = s.messages(&format!("setoption name EvalFile value {path}"));
+        assert!(
+            refused
+                .iter()
+                .any(|l| l.contains("error") && l.contains("evaluation unchanged")),
+            "{refused:?}"
+        );
+    }
+    // The network stayed: from a new game, the same search visits the same nodes.
+    s.send("ucinewgame");
+    assert_eq!(s.nodes_to_depth(5), with_network);
+    let hce = s.messages("setoption name EvalFile value <empty>");
+    assert!(hce.iter().any(|l| l.contains("hand-crafted")), "{hce:?}");
+    s.send("ucinewgame");
+    assert_ne!(
+        s.nodes_to_depth(5),
+        with_network,
+        "the network made no difference"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -12,6 +12,7 @@ pub use shared::Shared;
 
 use crate::board::{encode_move, Board};
 use crate::eval::evaluate;
+use crate::eval::nnue::{Accumulators, Network};
 use crate::eval::piece_value;
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Bound, Hit, Record, Tt, TtStats};
@@ -19,6 +20,7 @@ use history::{piece_to, Continuations, History, PieceTo};
 use movepick::{is_tactical, MovePicker};
 use see::see_ge;
 use shakmaty::{Chess, Move, MoveList, Position};
+use std::sync::Arc;
 
 /// A mate in n plies from the root scores `MATE - n` (the table keeps mates relative to the
 /// node instead, see `tt`).
@@ -102,6 +104,8 @@ pub struct Job {
     pub search_moves: Vec<Move>,
     /// Principal variations to report (UCI `MultiPV`).
     pub multipv: usize,
+    /// The network to evaluate with; the hand-crafted evaluation without one.
+    pub network: Option<Arc<Network>>,
 }
 
 impl Job {
@@ -117,6 +121,7 @@ impl Job {
             limits,
             search_moves: Vec::new(),
             multipv: 1,
+            network: None,
         }
     }
 }
@@ -202,6 +207,8 @@ pub struct Worker<'a> {
     root_depth: i32,
     /// Nodes searched under each root move in this search, over all iterations.
     root_nodes: Vec<(Move, u64)>,
+    /// The network's accumulators along the current line, when the job has a network.
+    accumulators: Option<Accumulators>,
 }
 
 impl<'a> Worker<'a> {
@@ -236,6 +243,10 @@ impl<'a> Worker<'a> {
             root_best: None,
             root_depth: 0,
             root_nodes: Vec::new(),
+            accumulators: job
+                .network
+                .as_ref()
+                .map(|net| Accumulators::new(Arc::clone(net), job.board.pos())),
         }
     }
 
@@ -517,26 +528,40 @@ impl<'a> Worker<'a> {
     fn make_move(&mut self, mv: Move) {
         let child_key = self.board.key_after(mv);
         self.tt.prefetch(child_key);
+        if let Some(accumulators) = &mut self.accumulators {
+            accumulators.make(self.board.pos(), mv);
+        }
         self.board.make(mv, child_key);
     }
 
     fn unmake_move(&mut self) {
         self.board.unmake();
+        if let Some(accumulators) = &mut self.accumulators {
+            accumulators.unmake();
+        }
     }
 
     /// Passes the move (null-move pruning; never in check), prefetching the child's bucket.
     fn make_null(&mut self) {
         self.board.make_null();
         self.tt.prefetch(self.board.key());
+        if let Some(accumulators) = &mut self.accumulators {
+            accumulators.make_null();
+        }
     }
 
     fn unmake_null(&mut self) {
         self.unmake_move();
     }
 
-    /// The static evaluation of the current position from the side to move.
+    /// The static evaluation of the current position from the side to move, kept clear of
+    /// the mate range (and of the table's 16 bits) whatever a network says.
     fn evaluate(&self) -> i32 {
-        evaluate(self.board.pos())
+        let score = match &self.accumulators {
+            Some(accumulators) => accumulators.evaluate(self.board.turn()),
+            None => evaluate(self.board.pos()),
+        };
+        score.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
     }
 
     fn update_pv(&mut self, ply: usize, mv: Move) {

@@ -1,13 +1,15 @@
 //! `ferrite bench`: a fixed-depth search of every position in `bench-positions.epd`, with a
-//! fresh 16 MiB table for each, printing the node count (the engine's fingerprint) and nps
+//! fresh 16 MiB table for each (and the hand-crafted evaluation unless a network is given), printing the node count (the engine's fingerprint) and nps
 //! in the form OpenBench parses.
 
 use crate::board::Board;
+use crate::eval::nnue::Network;
 use crate::search::Job;
 use crate::search::Shared;
 use crate::threads;
 use crate::tt::Tt;
 use shakmaty::CastlingMode;
+use std::sync::Arc;
 use std::time::Instant;
 
 pub const DEFAULT_DEPTH: i32 = 13;
@@ -34,7 +36,12 @@ pub struct BenchResult {
 
 /// Searches every bench position to `depth` with `threads` threads; `log` receives one line
 /// per position.
-pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<BenchResult, String> {
+pub fn run(
+    depth: i32,
+    threads: usize,
+    network: Option<Arc<Network>>,
+    mut log: impl FnMut(&str),
+) -> Result<BenchResult, String> {
     let mut tt = Tt::new(BENCH_HASH_MIB).map_err(|e| e.to_string())?;
     let mut nodes = 0;
     let mut tt_stats = crate::tt::TtStats::default();
@@ -45,7 +52,10 @@ pub fn run(depth: i32, threads: usize, mut log: impl FnMut(&str)) -> Result<Benc
             .map_err(|e| format!("bench position {}: {e}", i + 1))?;
         tt.clear(1);
         tt.new_search();
-        let job = Job::fixed_depth(board, depth);
+        let job = Job {
+            network: network.clone(),
+            ..Job::fixed_depth(board, depth)
+        };
         let shared = Shared::new(threads);
         // Each position starts from nothing, as from a new game, so the count is reproducible.
         let outcome = threads::search(&tt, &job, &shared, &mut Vec::new(), None);

@@ -7,6 +7,7 @@
 //! in flight; `read_games` reports and skips a damaged tail.
 
 use crate::board::Board;
+use crate::eval::nnue::Network;
 use crate::rng::SplitMix64 as Rng;
 use crate::search::history::History;
 use crate::search::{Job, Shared, Worker};
@@ -55,6 +56,8 @@ pub struct Settings {
     pub book: Vec<String>,
     /// Random legal plies played from the start (this many or one more).
     pub random_plies: usize,
+    /// The network the games are played with; the hand-crafted evaluation if none.
+    pub network: Option<Arc<Network>>,
 }
 
 /// A finished game: where it started, each position's chosen move with White's score, and
@@ -72,15 +75,21 @@ pub struct Player {
     history: History,
     soft_nodes: u64,
     hard_nodes: u64,
+    network: Option<Arc<Network>>,
 }
 
 impl Player {
-    pub fn new(soft_nodes: u64, hard_nodes: u64) -> Result<Player, String> {
+    pub fn new(
+        soft_nodes: u64,
+        hard_nodes: u64,
+        network: Option<Arc<Network>>,
+    ) -> Result<Player, String> {
         Ok(Player {
             tt: Tt::new(HASH_MIB).map_err(|e| e.to_string())?,
             history: History::default(),
             soft_nodes,
             hard_nodes: hard_nodes.max(soft_nodes),
+            network,
         })
     }
 
@@ -97,6 +106,7 @@ impl Player {
             limits,
             search_moves: Vec::new(),
             multipv: 1,
+            network: self.network.clone(),
         };
         let shared = Shared::new(1);
         self.tt.new_search();
@@ -316,7 +326,11 @@ pub fn run(
                 *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
                 done.store(true, Relaxed);
             };
-            let mut player = match Player::new(settings.soft_nodes, settings.hard_nodes) {
+            let mut player = match Player::new(
+                settings.soft_nodes,
+                settings.hard_nodes,
+                settings.network.clone(),
+            ) {
                 Ok(player) => player,
                 Err(err) => return fail(err),
             };
