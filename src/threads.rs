@@ -246,6 +246,11 @@ impl SearchHandle {
         self.control.changed.notify_all();
     }
 
+    /// Whether only `stop` (or `ponderhit`) can end the search: `go infinite` or pondering.
+    pub fn is_open_ended(&self) -> bool {
+        self.control.job.limits.infinite || self.control.job.plan.is_pondering()
+    }
+
     /// Whether the search is still running or holding its result for the GUI.
     pub fn is_searching(&self) -> bool {
         *self.control.phase() != Phase::Done

@@ -22,6 +22,20 @@ pub const HASH_MAX: usize = 1 << 20;
 pub const THREADS_MAX: usize = 1024;
 pub const MULTIPV_MAX: usize = 256;
 pub const HASH_FILE_DEFAULT: &str = "ferrite.hash";
+/// The commands `handle` knows; anything else before one of them is skipped.
+const COMMANDS: [&str; 11] = [
+    "uci",
+    "isready",
+    "ucinewgame",
+    "position",
+    "go",
+    "stop",
+    "ponderhit",
+    "debug",
+    "register",
+    "quit",
+    "setoption",
+];
 const OVERHEAD_DEFAULT: u64 = 30;
 const OVERHEAD_MAX: u64 = 5000;
 
@@ -141,12 +155,23 @@ impl Engine {
     }
 
     /// Handles one line received at `received`; returns false when the engine should exit.
+    /// As the protocol asks, unknown tokens before a command are skipped (`joho isready` is
+    /// answered), with a note; a line with no command at all is reported.
     pub fn handle(&mut self, line: &str, received: Instant) -> bool {
-        let mut words = line.split_whitespace();
-        let Some(command) = words.next() else {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let Some(start) = words.iter().position(|w| COMMANDS.contains(w)) else {
+            if let Some(first) = words.first() {
+                info_string(&format!("unknown command '{}'", truncate(first)));
+            }
             return true;
         };
-        let rest: Vec<&str> = words.collect();
+        if start > 0 {
+            info_string(&format!(
+                "skipped unknown '{}'",
+                truncate(&words[..start].join(" "))
+            ));
+        }
+        let (command, rest) = (words[start], words[start + 1..].to_vec());
         match command {
             "uci" => self.uci(),
             "isready" => say("readyok"),
@@ -172,7 +197,7 @@ impl Engine {
                 return false;
             }
             "setoption" => self.setoption(&rest),
-            _ => info_string(&format!("unknown command '{}'", truncate(command))),
+            _ => unreachable!("'{command}' is not in COMMANDS"),
         }
         true
     }
@@ -644,8 +669,16 @@ pub fn run() -> Result<(), String> {
             return Ok(());
         }
     }
-    // End of input: finish like `quit`.
-    engine.stop();
+    // End of input (a script piped its commands): a search with a limit of its own (depth,
+    // nodes, movetime, a clock) finishes and prints its move; one that only `stop` would end
+    // (infinite, pondering) stops now.
+    if engine
+        .running
+        .as_ref()
+        .is_some_and(SearchHandle::is_open_ended)
+    {
+        engine.stop();
+    }
     engine.wait();
     Ok(())
 }

@@ -439,3 +439,54 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn unknown_tokens_before_a_command_are_skipped() {
+    let mut s = Session::start();
+    s.send("joho isready");
+    let lines = s.until("readyok", SECONDS);
+    assert!(
+        lines.iter().any(|l| l.contains("skipped unknown 'joho'")),
+        "{lines:?}"
+    );
+    s.send("joho debug on");
+    s.send("position startpos");
+    s.send("go depth 3");
+    let lines = s.until("bestmove", SECONDS);
+    // Debug output (the search's summary) shows that `debug on` was obeyed.
+    assert!(
+        lines.iter().any(|l| l.starts_with("info string searched")),
+        "{lines:?}"
+    );
+    let unknown = s.messages("joho");
+    assert!(
+        unknown.iter().any(|l| l.contains("unknown command 'joho'")),
+        "{unknown:?}"
+    );
+}
+
+#[test]
+fn end_of_input_lets_a_finite_search_finish_and_stops_an_infinite_one() {
+    // A script that pipes its commands: the search it asked for is the one it gets.
+    let mut s = Session::start();
+    s.send("position startpos moves e2e4");
+    s.send("go depth 9");
+    s.close_input();
+    let lines = s.until("bestmove", SECONDS);
+    assert!(
+        lines.iter().any(|l| l.starts_with("info depth 9 ")),
+        "{lines:?}"
+    );
+    assert_legal(START, &["e2e4"], lines.last().unwrap());
+    assert_eq!(s.exit_code_within(SECONDS), 0);
+
+    let mut s = Session::start();
+    s.send("position startpos");
+    s.send("go infinite");
+    s.until("info depth 2 ", SECONDS);
+    let start = Instant::now();
+    s.close_input();
+    s.until("bestmove", SECONDS);
+    assert_eq!(s.exit_code_within(SECONDS), 0);
+    assert!(start.elapsed() < PROMPT, "exit took {:?}", start.elapsed());
+}
