@@ -10,6 +10,7 @@ use crate::search::{Iteration, Job, Listener, Progress, MATE, MATE_BOUND};
 use crate::threads::{lock_histories, SearchHandle};
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Bound, Tt};
+use crossbeam::channel::{Receiver, Sender};
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};
 use std::io::{BufRead, Write};
 use std::sync::{Arc, Mutex};
@@ -54,6 +55,11 @@ pub struct Engine {
     /// What each search thread learned about moves, kept from one move of a game to the next.
     histories: Arc<Mutex<Vec<History>>>,
     running: Option<SearchHandle>,
+    /// `setoption` commands received while a search ran, applied in order once it ends.
+    pending: Vec<Vec<String>>,
+    /// Told by each search when it has sent its `bestmove`, so that pending options are
+    /// applied at once rather than at the next command.
+    search_done: (Sender<()>, Receiver<()>),
 }
 
 /// One line to the GUI, flushed at once. A closed pipe means the GUI has gone; the end of
@@ -143,6 +149,8 @@ impl Engine {
             network: None,
             histories: Arc::default(),
             running: None,
+            pending: Vec::new(),
+            search_done: crossbeam::channel::unbounded(),
         })
     }
 
@@ -172,6 +180,7 @@ impl Engine {
             ));
         }
         let (command, rest) = (words[start], words[start + 1..].to_vec());
+        self.apply_pending();
         match command {
             "uci" => self.uci(),
             "isready" => say("readyok"),
@@ -194,7 +203,18 @@ impl Engine {
             "quit" => {
                 self.stop();
                 self.wait();
+                self.apply_pending();
                 return false;
+            }
+            // An option changed under a running search would change it midway (or stop it):
+            // it waits for the search to end, in order with any others.
+            "setoption" if self.searching() => {
+                info_string(&format!(
+                    "'{}' waits for the search to end",
+                    truncate(&words[start..].join(" "))
+                ));
+                self.pending
+                    .push(rest.iter().map(|w| w.to_string()).collect());
             }
             "setoption" => self.setoption(&rest),
             _ => unreachable!("'{command}' is not in COMMANDS"),
@@ -236,6 +256,17 @@ impl Engine {
         say("uciok");
     }
 
+    /// Applies the options that arrived during a search, once none runs.
+    fn apply_pending(&mut self) {
+        if self.pending.is_empty() || self.searching() {
+            return;
+        }
+        for words in std::mem::take(&mut self.pending) {
+            let words: Vec<&str> = words.iter().map(String::as_str).collect();
+            self.setoption(&words);
+        }
+    }
+
     /// Waits for a running search to end; the table is then ours alone again.
     fn wait(&mut self) {
         if let Some(running) = self.running.take() {
@@ -274,22 +305,9 @@ impl Engine {
             .is_some_and(SearchHandle::is_searching)
     }
 
-    /// The table for a save or load, unless a search is using it.
-    fn idle_tt(&mut self, what: &str) -> Option<&mut Tt> {
-        if self.searching() {
-            info_string(&format!(
-                "error: cannot {what} the hash while a search runs; send stop first"
-            ));
-            return None;
-        }
-        Some(self.tt_mut())
-    }
-
     fn save_hash(&mut self) {
         let path = std::path::PathBuf::from(&self.hash_file);
-        let Some(tt) = self.idle_tt("save") else {
-            return;
-        };
+        let tt = self.tt_mut();
         let start = Instant::now();
         match tt.save(&path) {
             Ok(bytes) => info_string(&format!(
@@ -304,9 +322,7 @@ impl Engine {
 
     fn load_hash(&mut self) {
         let path = std::path::PathBuf::from(&self.hash_file);
-        let Some(tt) = self.idle_tt("load") else {
-            return;
-        };
+        let tt = self.tt_mut();
         let start = Instant::now();
         match tt.load(&path) {
             Ok(report) => info_string(&format!(
@@ -500,6 +516,7 @@ impl Engine {
             network: self.network.clone(),
         };
         let (mode, debug, threads) = (self.mode(), self.debug, self.threads);
+        let done = self.search_done.0.clone();
         let finish = move |outcome: &crate::threads::Outcome, progress: &Progress| {
             let result = &outcome.best;
             // The chosen thread's line, so the last info agrees with bestmove.
@@ -526,6 +543,8 @@ impl Engine {
                 )),
                 None => say(&format!("bestmove {best}")),
             }
+            // The engine may be gone (quit); nothing then waits for this.
+            let _ = done.send(());
         };
         let started = SearchHandle::start(
             Arc::clone(&self.tt),
@@ -664,9 +683,16 @@ pub fn run() -> Result<(), String> {
             }
         })
         .map_err(|e| format!("cannot start the input thread: {e}"))?;
-    for (received, line) in rx {
-        if !engine.handle(&line, received) {
-            return Ok(());
+    let search_done = engine.search_done.1.clone();
+    loop {
+        crossbeam::channel::select! {
+            recv(rx) -> message => {
+                let Ok((received, line)) = message else { break };
+                if !engine.handle(&line, received) {
+                    return Ok(());
+                }
+            }
+            recv(search_done) -> _ => engine.apply_pending(),
         }
     }
     // End of input (a script piped its commands): a search with a limit of its own (depth,
@@ -680,6 +706,7 @@ pub fn run() -> Result<(), String> {
         engine.stop();
     }
     engine.wait();
+    engine.apply_pending();
     Ok(())
 }
 

@@ -490,3 +490,58 @@ fn end_of_input_lets_a_finite_search_finish_and_stops_an_infinite_one() {
     assert_eq!(s.exit_code_within(SECONDS), 0);
     assert!(start.elapsed() < PROMPT, "exit took {:?}", start.elapsed());
 }
+
+#[test]
+fn options_sent_during_a_search_apply_when_it_ends_in_order() {
+    let dir = std::env::temp_dir().join(format!("ferrite-pending-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("table.hash");
+    let mut s = Session::start();
+    s.send("position startpos");
+    s.send("go infinite");
+    s.until("info depth 2 ", SECONDS);
+    // A resize, a file name and a save, in that order, while the search runs: isready is
+    // answered at once and the search goes on.
+    s.send("setoption name Hash value 4");
+    s.send(&format!(
+        "setoption name Hash File value {}",
+        file.display()
+    ));
+    s.send("setoption name Save Hash");
+    let start = Instant::now();
+    s.send("isready");
+    let lines = s.until("readyok", SECONDS);
+    assert!(
+        start.elapsed() < PROMPT,
+        "readyok took {:?}",
+        start.elapsed()
+    );
+    assert!(
+        !lines
+            .iter()
+            .any(|l| l.contains("bestmove") || l.contains("saved")),
+        "{lines:?}"
+    );
+    s.send("stop");
+    s.until("bestmove", SECONDS);
+    // Applied in order once the search ended: the 4 MiB table went to the new file.
+    let saved = s.messages("isready");
+    assert!(saved.iter().any(|l| l.contains("saved 4 MiB")), "{saved:?}");
+    assert!(file.exists());
+
+    // A script that pipes a finite search and then an option gets both, in order.
+    let mut s = Session::start();
+    s.send("setoption name Hash value 2");
+    s.send(&format!(
+        "setoption name Hash File value {}",
+        file.display()
+    ));
+    s.send("position startpos");
+    s.send("go depth 8");
+    s.send("setoption name Save Hash");
+    s.close_input();
+    let lines = s.until("info string saved 2 MiB", SECONDS);
+    assert!(lines.iter().any(|l| l.starts_with("bestmove")), "{lines:?}");
+    assert_eq!(s.exit_code_within(SECONDS), 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}
