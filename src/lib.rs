@@ -2,7 +2,8 @@
 //!
 //! The engine: `board` (position, key, repetitions), `eval` (static evaluation), `search`
 //! (one thread's search and its move ordering), `threads` (the Lazy SMP pool and a search's
-//! lifecycle), `time` (deadlines), `tt` (the shared table) and `uci` (the protocol).
+//! lifecycle), `time` (deadlines), `tt` (the shared table), `uci` (the protocol) and `wdl`
+//! (the win/draw/loss model of its output).
 //! `tools` holds the other commands of the command line; `rng` is their small random
 //! generator.
 
@@ -15,3 +16,4 @@ pub mod time;
 pub mod tools;
 pub mod tt;
 pub mod uci;
+pub mod wdl;

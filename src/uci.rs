@@ -50,6 +50,8 @@ pub struct Engine {
     chess960: bool,
     debug: bool,
     hash_file: String,
+    /// Whether `info` lines carry `wdl` (`UCI_ShowWDL`).
+    show_wdl: bool,
     /// The network the search evaluates with (`EvalFile`); the hand-crafted evaluation if none.
     network: Option<Arc<Network>>,
     /// What each search thread learned about moves, kept from one move of a game to the next.
@@ -89,15 +91,28 @@ fn move_text(mv: Move, mode: CastlingMode) -> String {
 }
 
 /// An `info` line for PV line `multipv` of an iteration.
-fn info_line(mode: CastlingMode, multipv: usize, it: &Iteration, progress: &Progress) -> String {
+/// How `info` lines are written: the move notation, and the root's material when they carry
+/// `wdl` (`UCI_ShowWDL`).
+#[derive(Clone, Copy)]
+struct Report {
+    mode: CastlingMode,
+    wdl_material: Option<i32>,
+}
+
+fn info_line(report: Report, multipv: usize, it: &Iteration, progress: &Progress) -> String {
+    let mode = report.mode;
     let nps = (progress.nodes as f64 / progress.elapsed.as_secs_f64().max(1e-3)) as u64;
     let bound = match it.bound {
         Bound::Lower => " lowerbound",
         Bound::Upper => " upperbound",
         _ => "",
     };
+    let wdl = report.wdl_material.map_or(String::new(), |material| {
+        let (w, d, l) = crate::wdl::wdl(it.score, material);
+        format!(" wdl {w} {d} {l}")
+    });
     let mut line = format!(
-        "info depth {} seldepth {} multipv {multipv} score {}{bound} nodes {} nps {nps} hashfull {} time {}",
+        "info depth {} seldepth {} multipv {multipv} score {}{bound}{wdl} nodes {} nps {nps} hashfull {} time {}",
         it.depth,
         it.seldepth,
         format_score(it.score),
@@ -117,18 +132,18 @@ fn info_line(mode: CastlingMode, multipv: usize, it: &Iteration, progress: &Prog
 
 /// Prints the main thread's progress as `info` lines.
 struct UciListener {
-    mode: CastlingMode,
+    report: Report,
 }
 
 impl Listener for UciListener {
     fn iteration(&self, multipv: usize, it: &Iteration, progress: &Progress) {
-        say(&info_line(self.mode, multipv, it, progress));
+        say(&info_line(self.report, multipv, it, progress));
     }
 
     fn current_move(&self, depth: i32, mv: Move, number: usize, progress: &Progress) {
         say(&format!(
             "info depth {depth} currmove {} currmovenumber {number} hashfull {}",
-            move_text(mv, self.mode),
+            move_text(mv, self.report.mode),
             progress.hashfull
         ));
     }
@@ -146,6 +161,7 @@ impl Engine {
             chess960: false,
             debug: false,
             hash_file: HASH_FILE_DEFAULT.to_string(),
+            show_wdl: false,
             network: None,
             histories: Arc::default(),
             running: None,
@@ -246,6 +262,7 @@ impl Engine {
         say("option name Save Hash type button");
         say("option name Load Hash type button");
         say("option name EvalFile type string default <empty>");
+        say("option name UCI_ShowWDL type check default false");
         #[cfg(feature = "tune")]
         for p in crate::search::params::ALL {
             say(&format!(
@@ -414,6 +431,11 @@ impl Engine {
                     self.ponder = on;
                 }
             }
+            "uci_showwdl" => {
+                if let Some(on) = check() {
+                    self.show_wdl = on;
+                }
+            }
             "uci_chess960" => {
                 if let Some(on) = check() {
                     self.chess960 = on;
@@ -516,12 +538,18 @@ impl Engine {
             network: self.network.clone(),
         };
         let (mode, debug, threads) = (self.mode(), self.debug, self.threads);
+        let report = Report {
+            mode,
+            wdl_material: self
+                .show_wdl
+                .then(|| crate::wdl::material(self.board.pos())),
+        };
         let done = self.search_done.0.clone();
         let finish = move |outcome: &crate::threads::Outcome, progress: &Progress| {
             let result = &outcome.best;
             // The chosen thread's line, so the last info agrees with bestmove.
             if result.depth > 0 {
-                say(&info_line(mode, 1, result, progress));
+                say(&info_line(report, 1, result, progress));
             }
             if debug {
                 info_string(&format!(
@@ -551,7 +579,7 @@ impl Engine {
             job,
             threads,
             Arc::clone(&self.histories),
-            UciListener { mode },
+            UciListener { report },
             finish,
         );
         match started {

@@ -545,3 +545,29 @@ fn options_sent_during_a_search_apply_when_it_ends_in_order() {
     assert_eq!(s.exit_code_within(SECONDS), 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn show_wdl_adds_win_draw_loss_per_mille_to_info_lines() {
+    let mut s = Session::start();
+    s.send("position startpos moves e2e4");
+    s.send("go depth 5");
+    let lines = s.until("bestmove", SECONDS);
+    assert!(!lines.iter().any(|l| l.contains(" wdl ")), "{lines:?}");
+    s.send("setoption name UCI_ShowWDL value true");
+    // A queen up: mostly a win for the side to move.
+    s.send("position fen rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+    s.send("go depth 5");
+    let lines = s.until("bestmove", SECONDS);
+    let infos: Vec<&String> = lines.iter().filter(|l| l.contains(" score ")).collect();
+    assert!(!infos.is_empty());
+    for line in infos {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let at = words.iter().position(|&w| w == "wdl").expect(line);
+        let wdl: Vec<u32> = words[at + 1..at + 4]
+            .iter()
+            .map(|w| w.parse().unwrap())
+            .collect();
+        assert_eq!(wdl.iter().sum::<u32>(), 1000, "{line}");
+        assert!(wdl[0] > 800, "{line}");
+    }
+}
