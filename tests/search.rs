@@ -184,3 +184,22 @@ fn move_histories_outlive_a_search_one_per_thread() {
     );
     assert_eq!(white_scores(&histories[0]), learned);
 }
+
+#[test]
+fn the_pv_ends_where_the_fifty_move_rule_ends_the_game() {
+    // Any move of White's makes the hundredth half-move without a capture or pawn move: the
+    // game is drawn there and the line must not go on (GUIs and fastchess check this).
+    let it = search(&board("8/8/8/4k3/8/8/8/4K2R w - - 99 80", &[]), 8);
+    assert_eq!((it.score, it.pv.len()), (0, 1), "{:?}", it.pv);
+    // Where the hundredth half-move falls at the horizon, quiescence search now sees the draw
+    // too, so its captures and evasions no longer continue the line past it.
+    for depth in 1..=4 {
+        let it = search(&board("7k/8/8/8/8/8/1n6/R6K w - - 99 80", &[]), depth);
+        assert_eq!(
+            (it.score, it.pv.len()),
+            (0, 1),
+            "depth {depth}: {:?}",
+            it.pv
+        );
+    }
+}
