@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Draws the network's strength against the hand-crafted evaluation by training positions,
-from scripts/network-results.csv (one row per network match), as an SVG with error bars,
+from scripts/network-results.csv (one row per network match), as an SVG with error bars (an
+empty error, as after a match without a win, draws none),
 one series per hidden-layer size. Needs only the standard library.
 
     python3 scripts/network_curve.py [--csv scripts/network-results.csv] [--out curve.svg]
@@ -24,7 +25,7 @@ def main() -> None:
         rows = list(csv.DictReader(f))
     if not rows:
         raise SystemExit(f"{args.csv}: no results")
-    points = [(int(r["positions"]), float(r["elo"]), float(r["error"]), int(r["hidden"]))
+    points = [(int(r["positions"]), float(r["elo"]), float(r["error"] or 0), int(r["hidden"]))
               for r in rows]
     xs = [math.log10(p) for p, _, _, _ in points]
     x_lo, x_hi = math.floor(min(xs)), math.ceil(max(xs) + 1e-9)
