@@ -1,6 +1,7 @@
 //! A shakmaty position with its Zobrist key kept incrementally, the keys of every position
 //! since the game began (for repetitions), and make/unmake for the search.
 
+use arrayvec::ArrayVec;
 use shakmaty::{
     attacks,
     fen::Fen,
@@ -44,6 +45,61 @@ pub fn encode_move(mv: Move) -> u16 {
     let from = mv.from().map_or(0, |sq| sq as u16);
     let promotion = mv.promotion().map_or(0, |role| role as u16);
     from | (mv.to() as u16) << 6 | promotion << 12
+}
+
+/// A piece of one colour and role on one square.
+pub type Placement = (Color, Role, Square);
+
+/// The pieces a move takes off the board and puts on it (a castling move two of each): what
+/// the Zobrist key and the network's accumulators both update by.
+pub struct Change {
+    pub added: ArrayVec<Placement, 2>,
+    pub removed: ArrayVec<Placement, 2>,
+}
+
+impl Change {
+    /// What `mv`, made by `us`, changes; `None` for a move standard chess does not have.
+    pub fn of(us: Color, mv: Move) -> Option<Change> {
+        let mut change = Change {
+            added: ArrayVec::new(),
+            removed: ArrayVec::new(),
+        };
+        match mv {
+            Move::Normal {
+                role,
+                from,
+                capture,
+                to,
+                promotion,
+            } => {
+                change.removed.push((us, role, from));
+                if let Some(victim) = capture {
+                    change.removed.push((!us, victim, to));
+                }
+                change.added.push((us, promotion.unwrap_or(role), to));
+            }
+            Move::EnPassant { from, to } => {
+                change.removed.push((us, Role::Pawn, from));
+                change
+                    .removed
+                    .push((!us, Role::Pawn, Square::from_coords(to.file(), from.rank())));
+                change.added.push((us, Role::Pawn, to));
+            }
+            Move::Castle { king, rook } => {
+                let side = if rook > king {
+                    CastlingSide::KingSide
+                } else {
+                    CastlingSide::QueenSide
+                };
+                change.removed.push((us, Role::King, king));
+                change.removed.push((us, Role::Rook, rook));
+                change.added.push((us, Role::King, side.king_to(us)));
+                change.added.push((us, Role::Rook, side.rook_to(us)));
+            }
+            Move::Put { .. } => return None,
+        }
+        Some(change)
+    }
 }
 
 impl Default for Board {
@@ -138,48 +194,30 @@ impl Board {
         if let Some(file) = self.ep_file {
             key ^= Zobrist64::zobrist_for_en_passant_file(file).0;
         }
-        match mv {
-            Move::Normal {
-                role,
-                from,
-                capture,
-                to,
-                promotion,
-            } => {
-                key ^= z_piece(from, us, role) ^ z_piece(to, us, promotion.unwrap_or(role));
-                if let Some(captured) = capture {
-                    key ^= z_piece(to, !us, captured);
+        let Some(change) = Change::of(us, mv) else {
+            return self.key_after_slow(mv);
+        };
+        for &(color, role, square) in change.removed.iter().chain(&change.added) {
+            key ^= z_piece(square, color, role);
+        }
+        if let Move::Normal {
+            role: Role::Pawn,
+            from,
+            to,
+            ..
+        } = mv
+        {
+            if from.rank().to_u32().abs_diff(to.rank().to_u32()) == 2 {
+                let middle = Square::from_coords(
+                    from.file(),
+                    shakmaty::Rank::new((from.rank().to_u32() + to.rank().to_u32()) / 2),
+                );
+                let their_pawns = self.pos.board().by_piece(Role::Pawn.of(!us));
+                if (attacks::pawn_attacks(us, middle) & their_pawns).any() {
+                    // Whether the en passant capture is legal (pins) needs the child.
+                    return self.key_after_slow(mv);
                 }
-                if role == Role::Pawn && from.rank().to_u32().abs_diff(to.rank().to_u32()) == 2 {
-                    let middle = Square::from_coords(
-                        from.file(),
-                        shakmaty::Rank::new((from.rank().to_u32() + to.rank().to_u32()) / 2),
-                    );
-                    let their_pawns = self.pos.board().by_piece(Role::Pawn.of(!us));
-                    if (attacks::pawn_attacks(us, middle) & their_pawns).any() {
-                        // Whether the en passant capture is legal (pins) needs the child.
-                        return self.key_after_slow(mv);
-                    }
-                }
             }
-            Move::EnPassant { from, to } => {
-                let captured = Square::from_coords(to.file(), from.rank());
-                key ^= z_piece(from, us, Role::Pawn)
-                    ^ z_piece(to, us, Role::Pawn)
-                    ^ z_piece(captured, !us, Role::Pawn);
-            }
-            Move::Castle { king, rook } => {
-                let side = if rook > king {
-                    CastlingSide::KingSide
-                } else {
-                    CastlingSide::QueenSide
-                };
-                key ^= z_piece(king, us, Role::King)
-                    ^ z_piece(side.king_to(us), us, Role::King)
-                    ^ z_piece(rook, us, Role::Rook)
-                    ^ z_piece(side.rook_to(us), us, Role::Rook);
-            }
-            Move::Put { .. } => return self.key_after_slow(mv),
         }
         let castles = self.pos.castles();
         for color in Color::ALL {

@@ -6,64 +6,10 @@
 
 use super::simd::Kernels;
 use super::{feature, Network, QA, QB, SCALE};
+use crate::board::{Change, Placement};
 use arrayvec::ArrayVec;
-use shakmaty::{CastlingSide, Chess, Color, Move, Position, Role, Square};
+use shakmaty::{Chess, Color, Move, Position};
 use std::sync::Arc;
-
-/// A piece appearing on or leaving a square.
-type Placement = (Color, Role, Square);
-
-/// The pieces a move takes off the board and puts on it (castling moves two of each).
-struct Change {
-    added: ArrayVec<Placement, 2>,
-    removed: ArrayVec<Placement, 2>,
-}
-
-impl Change {
-    /// What `mv`, legal in `before`, changes; `None` for a move standard chess does not have.
-    fn of(before: &Chess, mv: Move) -> Option<Change> {
-        let us = before.turn();
-        let mut change = Change {
-            added: ArrayVec::new(),
-            removed: ArrayVec::new(),
-        };
-        match mv {
-            Move::Normal {
-                role,
-                from,
-                capture,
-                to,
-                promotion,
-            } => {
-                change.removed.push((us, role, from));
-                if let Some(victim) = capture {
-                    change.removed.push((!us, victim, to));
-                }
-                change.added.push((us, promotion.unwrap_or(role), to));
-            }
-            Move::EnPassant { from, to } => {
-                change.removed.push((us, Role::Pawn, from));
-                change
-                    .removed
-                    .push((!us, Role::Pawn, Square::from_coords(to.file(), from.rank())));
-                change.added.push((us, Role::Pawn, to));
-            }
-            Move::Castle { king, rook } => {
-                let side = if rook > king {
-                    CastlingSide::KingSide
-                } else {
-                    CastlingSide::QueenSide
-                };
-                change.removed.push((us, Role::King, king));
-                change.removed.push((us, Role::Rook, rook));
-                change.added.push((us, Role::King, side.king_to(us)));
-                change.added.push((us, Role::Rook, side.rook_to(us)));
-            }
-            Move::Put { .. } => return None,
-        }
-        Some(change)
-    }
-}
 
 /// The feature rows of `placements` seen from `perspective`.
 fn rows<'n>(
@@ -148,7 +94,7 @@ impl Accumulators {
 
     /// The move `mv` is made from `before`: the next ply's pair follows from this one.
     pub fn make(&mut self, before: &Chess, mv: Move) {
-        let Some(change) = Change::of(before, mv) else {
+        let Some(change) = Change::of(before.turn(), mv) else {
             let mut after = before.clone();
             after.play_unchecked(mv);
             self.grow(self.ply + 1);
