@@ -308,6 +308,17 @@ impl Board {
             .count()
     }
 
+    /// Whether any position since the last capture or pawn move occurred twice (the
+    /// tablebase ranking of root moves then insists on progress).
+    pub fn repeated_since_zeroing(&self) -> bool {
+        let reach = (self.pos.halfmoves() as usize).min(self.keys.len() - 1 - self.null_barrier);
+        let recent = &self.keys[self.keys.len() - 1 - reach..];
+        recent
+            .iter()
+            .enumerate()
+            .any(|(i, key)| recent[i + 1..].contains(key))
+    }
+
     /// Draw by the fifty-move rule, repetition or insufficient material (not stalemate).
     pub fn is_draw(&self) -> bool {
         (self.pos.halfmoves() >= 100 && !self.pos.is_checkmate())

@@ -2,8 +2,8 @@
 //!
 //! The engine: `board` (position, key, repetitions), `eval` (static evaluation), `search`
 //! (one thread's search and its move ordering), `threads` (the Lazy SMP pool and a search's
-//! lifecycle), `time` (deadlines), `tt` (the shared table), `uci` (the protocol) and `wdl`
-//! (the win/draw/loss model of its output).
+//! lifecycle), `time` (deadlines), `tt` (the shared table), `uci` (the protocol), `syzygy`
+//! (endgame tablebases) and `wdl` (the win/draw/loss model of its output).
 //! `tools` holds the other commands of the command line; `rng` is their small random
 //! generator.
 
@@ -11,6 +11,7 @@ pub mod board;
 pub mod eval;
 pub mod rng;
 pub mod search;
+pub mod syzygy;
 pub mod threads;
 pub mod time;
 pub mod tools;

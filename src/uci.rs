@@ -7,6 +7,7 @@ use crate::board::Board;
 use crate::eval::nnue::Network;
 use crate::search::history::History;
 use crate::search::{Iteration, Job, Listener, Progress, MATE, MATE_BOUND};
+use crate::syzygy::{ProbeRules, Syzygy};
 use crate::threads::{lock_histories, SearchHandle};
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Bound, Tt};
@@ -39,6 +40,9 @@ const COMMANDS: [&str; 11] = [
 ];
 const OVERHEAD_DEFAULT: u64 = 30;
 const OVERHEAD_MAX: u64 = 5000;
+const PROBE_DEPTH_MAX: i32 = 100;
+/// The largest Syzygy tables published have seven pieces.
+const PROBE_LIMIT_MAX: usize = 7;
 
 pub struct Engine {
     tt: Arc<Tt>,
@@ -54,6 +58,9 @@ pub struct Engine {
     show_wdl: bool,
     /// The network the search evaluates with (`EvalFile`); the hand-crafted evaluation if none.
     network: Option<Arc<Network>>,
+    /// Endgame tablebases (`SyzygyPath`) and how to probe them.
+    syzygy: Option<Arc<Syzygy>>,
+    probe_rules: ProbeRules,
     /// What each search thread learned about moves, kept from one move of a game to the next.
     histories: Arc<Mutex<Vec<History>>>,
     running: Option<SearchHandle>,
@@ -97,6 +104,8 @@ fn move_text(mv: Move, mode: CastlingMode) -> String {
 struct Report {
     mode: CastlingMode,
     wdl_material: Option<i32>,
+    /// The tablebases' score of the root, shown instead of any score short of a mate.
+    tablebase_score: Option<i32>,
 }
 
 fn info_line(report: Report, multipv: usize, it: &Iteration, progress: &Progress) -> String {
@@ -107,17 +116,22 @@ fn info_line(report: Report, multipv: usize, it: &Iteration, progress: &Progress
         Bound::Upper => " upperbound",
         _ => "",
     };
+    let score = match report.tablebase_score {
+        Some(score) if it.score.abs() <= MATE_BOUND => score,
+        _ => it.score,
+    };
     let wdl = report.wdl_material.map_or(String::new(), |material| {
-        let (w, d, l) = crate::wdl::wdl(it.score, material);
+        let (w, d, l) = crate::wdl::wdl(score, material);
         format!(" wdl {w} {d} {l}")
     });
     let mut line = format!(
-        "info depth {} seldepth {} multipv {multipv} score {}{bound}{wdl} nodes {} nps {nps} hashfull {} time {}",
+        "info depth {} seldepth {} multipv {multipv} score {}{bound}{wdl} nodes {} nps {nps} hashfull {} tbhits {} time {}",
         it.depth,
         it.seldepth,
-        format_score(it.score),
+        format_score(score),
         progress.nodes,
         progress.hashfull,
+        progress.tbhits,
         progress.elapsed.as_millis(),
     );
     if !it.pv.is_empty() {
@@ -163,6 +177,8 @@ impl Engine {
             hash_file: HASH_FILE_DEFAULT.to_string(),
             show_wdl: false,
             network: None,
+            syzygy: None,
+            probe_rules: ProbeRules::default(),
             histories: Arc::default(),
             running: None,
             pending: Vec::new(),
@@ -263,6 +279,16 @@ impl Engine {
         say("option name Load Hash type button");
         say("option name EvalFile type string default <empty>");
         say("option name UCI_ShowWDL type check default false");
+        say("option name SyzygyPath type string default <empty>");
+        say(&format!(
+            "option name SyzygyProbeDepth type spin default {} min 1 max {PROBE_DEPTH_MAX}",
+            ProbeRules::default().depth
+        ));
+        say(&format!(
+            "option name SyzygyProbeLimit type spin default {} min 0 max {PROBE_LIMIT_MAX}",
+            ProbeRules::default().limit
+        ));
+        say("option name Syzygy50MoveRule type check default true");
         #[cfg(feature = "tune")]
         for p in crate::search::params::ALL {
             say(&format!(
@@ -450,6 +476,22 @@ impl Engine {
                 }
             }
             "evalfile" => self.set_eval_file(text),
+            "syzygypath" => self.set_syzygy_path(text),
+            "syzygyprobedepth" => {
+                if let Some(depth) = number(1, PROBE_DEPTH_MAX as u64) {
+                    self.probe_rules.depth = depth as i32;
+                }
+            }
+            "syzygyprobelimit" => {
+                if let Some(limit) = number(0, PROBE_LIMIT_MAX as u64) {
+                    self.probe_rules.limit = limit as usize;
+                }
+            }
+            "syzygy50moverule" => {
+                if let Some(on) = check() {
+                    self.probe_rules.rule50 = on;
+                }
+            }
             "save hash" => self.save_hash(),
             "load hash" => self.load_hash(),
             _ => search_parameter(&name, text),
@@ -476,6 +518,28 @@ impl Engine {
                 self.network = Some(Arc::new(net));
             }
             Err(err) => info_string(&format!("error: {err}; evaluation unchanged")),
+        }
+    }
+
+    /// `SyzygyPath`: directories of tables, or empty (`<empty>`) for none. Each directory and
+    /// file that cannot be used is reported; if nothing of a new path can be used, the tables
+    /// loaded before stay.
+    fn set_syzygy_path(&mut self, text: &str) {
+        if text.is_empty() || text == "<empty>" {
+            self.syzygy = None;
+            info_string("tablebases: none");
+            return;
+        }
+        let loaded = Syzygy::open(text, info_string);
+        for message in &loaded.messages {
+            info_string(message);
+        }
+        match loaded.syzygy {
+            Some(tables) => self.syzygy = Some(Arc::new(tables)),
+            None if self.syzygy.is_some() => {
+                info_string("error: no tables found there; keeping the tables loaded before")
+            }
+            None => info_string("error: no tables found there; searching without tablebases"),
         }
     }
 
@@ -529,20 +593,29 @@ impl Engine {
         if self.ponder {
             plan.expect_pondering();
         }
-        let job = Job {
+        let mut job = Job {
             plan,
             board: self.board.clone(),
             limits,
             search_moves,
             multipv: self.multipv,
             network: self.network.clone(),
+            tablebases: None,
         };
+        if let Some(tables) = &self.syzygy {
+            job.use_tablebases(Arc::clone(tables), self.probe_rules);
+        }
         let (mode, debug, threads) = (self.mode(), self.debug, self.threads);
         let report = Report {
             mode,
             wdl_material: self
                 .show_wdl
                 .then(|| crate::wdl::material(self.board.pos())),
+            tablebase_score: job
+                .tablebases
+                .as_ref()
+                .and_then(|p| p.root.as_ref())
+                .map(|r| r.score),
         };
         let done = self.search_done.0.clone();
         let finish = move |outcome: &crate::threads::Outcome, progress: &Progress| {

@@ -6,7 +6,7 @@
 //! shared 73a1db3 self-play data (hand-crafted evaluation, 5000 nodes a move), 5000 steps,
 //! mean log-likelihood -0.6538.
 
-use crate::search::MATE_BOUND;
+use crate::search::DECISIVE;
 use shakmaty::{Chess, Position, Role};
 
 /// The score (centipawns) at which a win is an even chance, as a cubic in material / 58.
@@ -32,10 +32,10 @@ fn cubic(c: &[f64; 4], t: f64) -> f64 {
 /// Win, draw and loss in per mille (summing to 1000) for `score` from the side to move with
 /// `material` (see `material`) on the board. Mates are certain.
 pub fn wdl(score: i32, material: i32) -> (u32, u32, u32) {
-    if score >= MATE_BOUND {
+    if score >= DECISIVE {
         return (1000, 0, 0);
     }
-    if score <= -MATE_BOUND {
+    if score <= -DECISIVE {
         return (0, 0, 1000);
     }
     let t = f64::from(material.clamp(17, 78)) / 58.0;

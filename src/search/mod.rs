@@ -14,6 +14,7 @@ use crate::board::{encode_move, Board};
 use crate::eval::evaluate;
 use crate::eval::nnue::{Accumulators, Network};
 use crate::eval::piece_value;
+use crate::syzygy::{ProbeRules, Probing, Syzygy};
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Bound, Hit, Record, Tt, TtStats};
 use history::{piece_to, Continuations, History, PieceTo};
@@ -29,6 +30,12 @@ pub const MATE: i32 = 31_000;
 pub const MAX_PLY: i32 = 128;
 /// Scores beyond this magnitude are mates.
 pub const MATE_BOUND: i32 = MATE - MAX_PLY;
+/// A tablebase win `n` plies from the root scores `TB_WIN - n`: below every mate, above every
+/// evaluation. Losses are the negation.
+pub const TB_WIN: i32 = MATE_BOUND - 1;
+/// Scores beyond this magnitude are decisive: a tablebase result or a mate. Evaluations stay
+/// inside it.
+pub const DECISIVE: i32 = TB_WIN - MAX_PLY;
 pub const INFINITY: i32 = MATE + 1;
 /// Stored as the static eval of positions in check, which have none.
 const EVAL_NONE: i32 = -32_000;
@@ -69,18 +76,26 @@ impl Iteration {
 }
 
 /// Where a search stands when it reports: nodes of all threads, time since `go`, the table's
-/// fill in permille.
+/// fill in permille, tablebase hits.
 #[derive(Clone, Copy, Debug)]
 pub struct Progress {
     pub nodes: u64,
     pub elapsed: std::time::Duration,
     pub hashfull: usize,
+    /// Tablebase probes that gave a result, root ranking included.
+    pub tbhits: u64,
 }
 
 impl Progress {
     pub fn of(tt: &Tt, job: &Job, shared: &Shared) -> Progress {
+        let root_probes = job
+            .tablebases
+            .as_ref()
+            .and_then(|p| p.root.as_ref())
+            .map_or(0, |r| r.probes);
         Progress {
             nodes: shared.total_nodes(),
+            tbhits: shared.total_tbhits() + root_probes,
             elapsed: job.plan.elapsed(),
             hashfull: tt.hashfull(),
         }
@@ -106,6 +121,8 @@ pub struct Job {
     pub multipv: usize,
     /// The network to evaluate with; the hand-crafted evaluation without one.
     pub network: Option<Arc<Network>>,
+    /// Endgame tablebases to probe, if any.
+    pub tablebases: Option<Probing>,
 }
 
 impl Job {
@@ -122,7 +139,31 @@ impl Job {
             search_moves: Vec::new(),
             multipv: 1,
             network: None,
+            tablebases: None,
         }
+    }
+
+    /// Gives the search `tables` to probe under `rules`. Where the root is in them, only the
+    /// root moves that keep its best outcome are searched (within `go searchmoves`, unless
+    /// none of those keeps it).
+    pub fn use_tablebases(&mut self, tables: Arc<Syzygy>, rules: ProbeRules) {
+        let root = tables.rank_root(&self.board, &rules);
+        if let Some(ranking) = &root {
+            let kept: Vec<Move> = ranking
+                .moves
+                .iter()
+                .copied()
+                .filter(|mv| self.search_moves.is_empty() || self.search_moves.contains(mv))
+                .collect();
+            if !kept.is_empty() {
+                self.search_moves = kept;
+            }
+        }
+        self.tablebases = Some(Probing {
+            tables,
+            rules,
+            root,
+        });
     }
 }
 
@@ -209,6 +250,9 @@ pub struct Worker<'a> {
     root_nodes: Vec<(Move, u64)>,
     /// The network's accumulators along the current line, when the job has a network.
     accumulators: Option<Accumulators>,
+    /// Positions with at most this many pieces are probed in the tablebases (0: none).
+    tb_cardinality: usize,
+    tb_hits: u64,
 }
 
 impl<'a> Worker<'a> {
@@ -247,6 +291,8 @@ impl<'a> Worker<'a> {
                 .network
                 .as_ref()
                 .map(|net| Accumulators::new(Arc::clone(net), job.board.pos())),
+            tb_cardinality: job.tablebases.as_ref().map_or(0, Probing::cardinality),
+            tb_hits: 0,
         }
     }
 
@@ -442,7 +488,7 @@ impl<'a> Worker<'a> {
     /// outside. The main thread reports each failure with its bound.
     fn aspiration(&mut self, depth: i32, previous: i32, line: usize) -> (i32, Bound) {
         let mut delta = params::aspiration_delta();
-        let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < MATE_BOUND {
+        let (mut alpha, mut beta) = if depth >= 4 && previous.abs() < DECISIVE {
             (previous - delta, previous + delta)
         } else {
             (-INFINITY, INFINITY)
@@ -494,7 +540,7 @@ impl<'a> Worker<'a> {
     }
 
     fn publish_nodes(&self) {
-        self.shared.set_nodes(self.id, self.nodes);
+        self.shared.set_nodes(self.id, self.nodes, self.tb_hits);
     }
 
     /// Counts a node and decides whether to stop: every thread obeys the shared flag; the
@@ -555,13 +601,13 @@ impl<'a> Worker<'a> {
     }
 
     /// The static evaluation of the current position from the side to move, kept clear of
-    /// the mate range (and of the table's 16 bits) whatever a network says.
+    /// the decisive range (and of the table's 16 bits) whatever a network says.
     fn evaluate(&self) -> i32 {
         let score = match &self.accumulators {
             Some(accumulators) => accumulators.evaluate(self.board.turn()),
             None => evaluate(self.board.pos()),
         };
-        score.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        score.clamp(-DECISIVE + 1, DECISIVE - 1)
     }
 
     fn update_pv(&mut self, ply: usize, mv: Move) {
@@ -657,7 +703,7 @@ impl<'a> Worker<'a> {
         // The table's bound, where it is tighter, is a better guess than the static eval
         // (but not without the table's move, which the bound may owe everything to).
         let eval = match hit {
-            Some(h) if !in_check && excluded.is_none() && h.score.abs() < MATE_BOUND => {
+            Some(h) if !in_check && excluded.is_none() && h.score.abs() < DECISIVE => {
                 match h.bound {
                     Bound::Lower if h.score > static_eval => h.score,
                     Bound::Upper if h.score < static_eval => h.score,
@@ -667,6 +713,38 @@ impl<'a> Worker<'a> {
             }
             _ => static_eval,
         };
+        // Tablebases: after a capture or pawn move into few enough pieces the tables know the
+        // outcome. A result that settles the window ends the node; otherwise a PV node keeps
+        // it as a floor (a win, which a mate may better) or a ceiling (a loss) for its moves.
+        let mut tb_floor = -INFINITY;
+        let mut tb_ceiling = INFINITY;
+        if !root && excluded.is_none() {
+            if let Some((score, bound)) = self.probe_tablebases(depth, ply) {
+                let settles = match bound {
+                    Bound::Lower => score >= beta,
+                    Bound::Upper => score <= alpha,
+                    _ => true,
+                };
+                if settles {
+                    self.store(Record {
+                        key,
+                        ply: ply as i32,
+                        mv: 0,
+                        score,
+                        raw_eval,
+                        depth: (depth + 6).min(MAX_PLY - 1),
+                        bound,
+                    });
+                    return score;
+                }
+                if pv_node {
+                    match bound {
+                        Bound::Lower => tb_floor = score,
+                        _ => tb_ceiling = score,
+                    }
+                }
+            }
+        }
         self.stack[ply].static_eval = static_eval;
         let improving = !in_check
             && ply >= 2
@@ -677,8 +755,8 @@ impl<'a> Worker<'a> {
         if !pv_node && !in_check {
             // Reverse futility: far enough above beta that a shallow search will not drop back.
             if depth <= params::rfp_depth()
-                && eval.abs() < MATE_BOUND
-                && beta.abs() < MATE_BOUND
+                && eval.abs() < DECISIVE
+                && beta.abs() < DECISIVE
                 && eval - params::rfp_margin() * (depth - i32::from(improving)) >= beta
             {
                 return eval;
@@ -688,7 +766,7 @@ impl<'a> Worker<'a> {
             if depth >= params::nmp_depth()
                 && excluded.is_none()
                 && eval >= beta
-                && beta.abs() < MATE_BOUND
+                && beta.abs() < DECISIVE
                 && !root
                 && self.stack[ply - 1].mv.is_some()
                 && self.board.has_non_pawn_material()
@@ -705,7 +783,7 @@ impl<'a> Worker<'a> {
                     return 0;
                 }
                 if score >= beta {
-                    return if score >= MATE_BOUND { beta } else { score };
+                    return if score >= DECISIVE { beta } else { score };
                 }
             }
         }
@@ -729,7 +807,8 @@ impl<'a> Worker<'a> {
         let mut picker = MovePicker::new(self.board.pos(), tt_move, killers, counter, conts);
 
         let original_alpha = alpha;
-        let mut best_score = -INFINITY;
+        let mut best_score = tb_floor;
+        alpha = alpha.max(tb_floor);
         let mut best_move = None;
         let mut move_count = 0;
         // Whether the position has a legal move at all (mate and stalemate have none).
@@ -749,7 +828,7 @@ impl<'a> Worker<'a> {
             } else {
                 0
             };
-            if !root && best_score > -MATE_BOUND {
+            if !root && best_score > -DECISIVE {
                 if quiet && !in_check {
                     // Late move pruning: deep in a poor move list, quiets rarely matter.
                     let limit =
@@ -759,7 +838,7 @@ impl<'a> Worker<'a> {
                     }
                     // Futility: even a generous positional gain would not reach alpha.
                     if depth <= params::futility_depth()
-                        && alpha.abs() < MATE_BOUND
+                        && alpha.abs() < DECISIVE
                         && eval + params::futility_base() + params::futility_per_depth() * depth
                             <= alpha
                     {
@@ -878,6 +957,7 @@ impl<'a> Worker<'a> {
             // the result leaves out a move. With no other legal move, alpha stands.
             return best_score.max(alpha);
         }
+        let best_score = best_score.min(tb_ceiling);
         let bound = bound_of(best_score, original_alpha, beta);
         // A quiet best move's score says how far the evaluation of this pawn structure was
         // off, where the bound does not leave that in doubt.
@@ -888,7 +968,7 @@ impl<'a> Worker<'a> {
         };
         if !in_check
             && trusted
-            && best_score.abs() < MATE_BOUND
+            && best_score.abs() < DECISIVE
             && best_move.is_none_or(|mv| !is_tactical(mv))
         {
             let us = self.board.turn();
@@ -908,14 +988,34 @@ impl<'a> Worker<'a> {
         best_score
     }
 
+    /// The tablebase score and bound of the current position, where it follows a capture or
+    /// pawn move and has few enough pieces (exactly the tables' most only from
+    /// `SyzygyProbeDepth` on).
+    fn probe_tablebases(&mut self, depth: i32, ply: usize) -> Option<(i32, Bound)> {
+        let job: &Job = self.job;
+        let probing = job.tablebases.as_ref()?;
+        let pos = self.board.pos();
+        let pieces = pos.board().occupied().count();
+        if pieces > self.tb_cardinality
+            || (pieces == self.tb_cardinality && depth < probing.rules.depth)
+            || pos.halfmoves() != 0
+            || pos.castles().any()
+        {
+            return None;
+        }
+        let wdl = probing.tables.probe_wdl(pos)?;
+        self.tb_hits += 1;
+        Some(crate::syzygy::search_score(wdl, &probing.rules, ply as i32))
+    }
+
     /// The static evaluation corrected by what this thread's searches learned of the pawns,
-    /// kept clear of the mate range.
+    /// kept clear of the decisive range.
     fn corrected(&self, pawn_key: u64, raw_eval: i32) -> i32 {
         let corrected = self
             .history
             .correction
             .corrected(self.board.turn(), pawn_key, raw_eval);
-        corrected.clamp(-MATE_BOUND + 1, MATE_BOUND - 1)
+        corrected.clamp(-DECISIVE + 1, DECISIVE - 1)
     }
 
     /// Singular extension: whether the table move `mv` is the only good move here, found by a
@@ -936,7 +1036,7 @@ impl<'a> Worker<'a> {
             || ply as i32 >= 2 * self.root_depth
             || hit.depth < depth - 3
             || !matches!(hit.bound, Bound::Lower | Bound::Exact)
-            || hit.score.abs() >= MATE_BOUND
+            || hit.score.abs() >= DECISIVE
         {
             return Singular::Extend(0);
         }

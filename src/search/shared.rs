@@ -1,12 +1,15 @@
-//! What the threads of one search share besides the table: the stop flag and a node counter
-//! for each thread.
+//! What the threads of one search share besides the table: the stop flag and the node and
+//! tablebase hit counters of each thread.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 
-/// A node counter on a cache line of its own, written only by its worker.
+/// A worker's counters on a cache line of their own, written only by that worker.
 #[repr(align(64))]
 #[derive(Default)]
-struct NodeCounter(AtomicU64);
+struct NodeCounter {
+    nodes: AtomicU64,
+    tbhits: AtomicU64,
+}
 
 /// What the workers of one search share besides the table.
 pub struct Shared {
@@ -32,8 +35,9 @@ impl Shared {
         self.stop.load(Relaxed)
     }
 
-    pub fn set_nodes(&self, worker: usize, nodes: u64) {
-        self.nodes[worker].0.store(nodes, Relaxed);
+    pub fn set_nodes(&self, worker: usize, nodes: u64, tbhits: u64) {
+        self.nodes[worker].nodes.store(nodes, Relaxed);
+        self.nodes[worker].tbhits.store(tbhits, Relaxed);
     }
 
     pub fn threads(&self) -> usize {
@@ -41,6 +45,10 @@ impl Shared {
     }
 
     pub fn total_nodes(&self) -> u64 {
-        self.nodes.iter().map(|n| n.0.load(Relaxed)).sum()
+        self.nodes.iter().map(|n| n.nodes.load(Relaxed)).sum()
+    }
+
+    pub fn total_tbhits(&self) -> u64 {
+        self.nodes.iter().map(|n| n.tbhits.load(Relaxed)).sum()
     }
 }

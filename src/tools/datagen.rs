@@ -107,6 +107,7 @@ impl Player {
             search_moves: Vec::new(),
             multipv: 1,
             network: self.network.clone(),
+            tablebases: None,
         };
         let shared = Shared::new(1);
         self.tt.new_search();

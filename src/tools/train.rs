@@ -9,7 +9,7 @@
 
 use crate::eval::nnue::{Network, INPUTS, QA, QB, SCALE, WEIGHT_LIMIT};
 use crate::rng::SplitMix64;
-use crate::search::MATE_BOUND;
+use crate::search::DECISIVE;
 use crate::tools::datagen::read_games;
 use bulletformat::ChessBoard;
 use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Color, Position};
@@ -30,7 +30,7 @@ impl Filter {
     fn keeps(&self, in_check: bool, tactical: bool, white_score: i32, ply: u32) -> bool {
         !in_check
             && !tactical
-            && white_score.abs() < MATE_BOUND.min(i32::from(i16::MAX))
+            && white_score.abs() < DECISIVE.min(i32::from(i16::MAX))
             && ply >= self.min_ply
     }
 }

@@ -14,7 +14,7 @@ mod stats;
 
 pub use stats::{StoreOutcome, TtStats};
 
-use crate::search::MATE_BOUND;
+use crate::search::DECISIVE;
 use memory::{AllocError, PagePolicy, TableMemory};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -123,12 +123,13 @@ impl Data {
     }
 }
 
-/// Mate scores leave the search relative to the root and enter the table relative to the node,
-/// so a mate found through a transposition at another ply keeps its true distance.
+/// Mate and tablebase scores leave the search relative to the root and enter the table
+/// relative to the node, so one found through a transposition at another ply keeps its true
+/// distance.
 fn score_to_tt(score: i32, ply: i32) -> i32 {
-    if score > MATE_BOUND {
+    if score > DECISIVE {
         score + ply
-    } else if score < -MATE_BOUND {
+    } else if score < -DECISIVE {
         score - ply
     } else {
         score
@@ -136,9 +137,9 @@ fn score_to_tt(score: i32, ply: i32) -> i32 {
 }
 
 fn score_from_tt(score: i32, ply: i32) -> i32 {
-    if score > MATE_BOUND {
+    if score > DECISIVE {
         score - ply
-    } else if score < -MATE_BOUND {
+    } else if score < -DECISIVE {
         score + ply
     } else {
         score
