@@ -9,7 +9,7 @@
 use crate::board::Board;
 use crate::search::TB_WIN;
 use shakmaty::{Chess, Color, Move, Position, Role};
-use shakmaty_syzygy::{Dtz, SyzygyError, Tablebase, Wdl};
+use shakmaty_syzygy::{Dtz, Metric, SyzygyError, Tablebase, Wdl};
 use std::collections::HashSet;
 use std::path::Path;
 use std::sync::Mutex;
@@ -42,7 +42,7 @@ impl Default for ProbeRules {
 /// The loaded tables.
 pub struct Syzygy {
     tables: Tablebase<Chess>,
-    /// Material signatures (see `signature`) whose probes failed: not probed again.
+    /// Signatures (see `signature`) of tables that are missing or failed: not probed again.
     failed: Mutex<HashSet<u64>>,
     /// Says, once per table, why a probe failed (the UCI front end prints an `info string`).
     reporter: fn(&str),
@@ -89,17 +89,19 @@ pub struct RootRanking {
     pub probes: u64,
 }
 
-/// A number that identifies the material of a position (piece counts by colour and role).
-fn signature(pos: &Chess) -> u64 {
+/// A number that identifies the material of a position whichever side holds which half
+/// (KRPvKN and KNvKRP are one table), and the kind of table (WDL or DTZ).
+fn signature(pos: &Chess, metric: Metric) -> u64 {
     let board = pos.board();
-    let mut signature = 0;
-    for color in [Color::White, Color::Black] {
-        for role in Role::ALL {
+    let side = |color: Color| {
+        Role::ALL.iter().fold(0u64, |acc, &role| {
             let count = (board.by_color(color) & board.by_role(role)).count() as u64;
-            signature = (signature << 4) | count.min(15);
-        }
-    }
-    signature
+            (acc << 4) | count.min(15)
+        })
+    };
+    let (white, black) = (side(Color::White), side(Color::Black));
+    let material = (white.max(black) << 24) | white.min(black);
+    (material << 1) | u64::from(metric == Metric::Dtz)
 }
 
 impl Syzygy {
@@ -184,52 +186,68 @@ impl Syzygy {
             && pos.castles().is_empty()
     }
 
-    fn has_failed(&self, pos: &Chess) -> bool {
+    /// Whether a `metric` probe of `pos` failed before (a DTZ probe needs the WDL table too).
+    fn has_failed(&self, pos: &Chess, metric: Metric) -> bool {
         let failed = self.failed.lock().unwrap_or_else(|e| e.into_inner());
-        failed.contains(&signature(pos))
+        failed.contains(&signature(pos, Metric::Wdl))
+            || (metric == Metric::Dtz && failed.contains(&signature(pos, Metric::Dtz)))
     }
 
-    /// Notes a failed probe of `pos`: said once, and the material is not probed again.
-    fn fail(&self, pos: &Chess, err: &SyzygyError) {
+    /// Notes a failed `metric` probe of `pos`: said once, and that table of the material is
+    /// not probed again. A missing table (an incomplete set) is information, a damaged one
+    /// an error.
+    fn fail(&self, pos: &Chess, metric: Metric, err: &SyzygyError) {
+        let metric = match err {
+            SyzygyError::MissingTable { metric, .. } | SyzygyError::ProbeFailed { metric, .. } => {
+                *metric
+            }
+            SyzygyError::Castling | SyzygyError::TooManyPieces => metric,
+        };
         let fresh = self
             .failed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .insert(signature(pos));
-        if fresh && !matches!(err, SyzygyError::Castling | SyzygyError::TooManyPieces) {
-            (self.reporter)(&format!(
-                "error: tablebase probe failed ({err}); searching such positions without tables"
-            ));
+            .insert(signature(pos, metric));
+        let message = match err {
+            SyzygyError::MissingTable { .. } => format!(
+                "tablebases: {err}; positions of this material are searched without tables"
+            ),
+            SyzygyError::ProbeFailed { .. } => format!(
+                "error: tablebase probe failed ({err}); positions of this material are searched without tables"
+            ),
+            // Ruled out by `covers` before any probe.
+            SyzygyError::Castling | SyzygyError::TooManyPieces => return,
+        };
+        if fresh {
+            (self.reporter)(&message);
         }
     }
 
     /// The WDL value of `pos` for the side to move, where `pos` follows a capture or a pawn
     /// move (its halfmove clock is zero). `None` where the tables cannot say.
     pub fn probe_wdl(&self, pos: &Chess) -> Option<Wdl> {
-        if self.has_failed(pos) {
+        if self.has_failed(pos, Metric::Wdl) {
             return None;
         }
         match self.tables.probe_wdl_after_zeroing(pos) {
             Ok(wdl) => Some(wdl),
             Err(err) => {
-                self.fail(pos, &err);
+                self.fail(pos, Metric::Wdl, &err);
                 None
             }
         }
     }
 
     /// The distance to zeroing of `pos` for the side to move, in plies.
+    /// The DTZ tables are read only at the root, where a missing one means ranking by WDL.
     fn probe_dtz(&self, pos: &Chess) -> Option<i32> {
-        if self.has_failed(pos) {
+        if self.has_failed(pos, Metric::Dtz) {
             return None;
         }
         match self.tables.probe_dtz(pos) {
             Ok(dtz) => Some(dtz.ignore_rounding().0),
             Err(err) => {
-                // A missing DTZ table is not a failure: the root falls back to WDL.
-                if !matches!(err, SyzygyError::MissingTable { .. }) {
-                    self.fail(pos, &err);
-                }
+                self.fail(pos, Metric::Dtz, &err);
                 None
             }
         }
@@ -266,6 +284,9 @@ impl Syzygy {
         let pos = board.pos();
         let halfmoves = pos.halfmoves() as i32;
         let repeated = board.repeated_since_zeroing();
+        // Whether a move of this DTZ wins (loses) before the fifty-move rule can step in.
+        let wins = |dtz: i32| dtz > 0 && (!rules.rule50 || dtz + halfmoves <= 99);
+        let loses = |dtz: i32| dtz < 0 && (!rules.rule50 || -dtz + halfmoves <= 100);
         let mut probes = 0;
         let mut ranked = Vec::with_capacity(moves.len());
         for &mv in moves {
@@ -281,15 +302,16 @@ impl Syzygy {
                 let child_dtz = -self.probe_dtz(&child)?;
                 child_dtz + child_dtz.signum()
             };
-            let rank = if dtz > 0 {
-                if !rules.rule50 || (dtz + halfmoves <= 99 && !repeated) {
-                    MAX_DTZ
-                } else if dtz + halfmoves <= 99 {
+            let rank = if wins(dtz) {
+                if repeated {
                     MAX_DTZ - dtz
                 } else {
-                    MAX_DTZ / 2 - (dtz + halfmoves)
+                    MAX_DTZ
                 }
+            } else if dtz > 0 {
+                MAX_DTZ / 2 - (dtz + halfmoves)
             } else if dtz < 0 {
+                // A loss resists longest; once a draw by the rule is in sight, nearest it.
                 if !rules.rule50 || -dtz * 2 + halfmoves < 100 {
                     -MAX_DTZ - dtz
                 } else {
@@ -298,23 +320,23 @@ impl Syzygy {
             } else {
                 0
             };
-            ranked.push((mv, rank));
+            ranked.push((mv, rank, dtz));
         }
-        let best = ranked.iter().map(|&(_, rank)| rank).max()?;
-        // Wins the rule allows, and losses it does not save; between them, draws (zero) and
-        // results the rule turns into draws, shown as small scores of their sign.
-        let score = if best >= MAX_DTZ - 1000 {
+        let &(_, best, best_dtz) = ranked.iter().max_by_key(|&&(_, rank, _)| rank)?;
+        // A win or loss the rule allows shows as such; a result it turns into a draw, as a
+        // small score of its sign.
+        let score = if wins(best_dtz) {
             TB_WIN - 1
-        } else if best <= -MAX_DTZ + 1000 {
+        } else if loses(best_dtz) {
             -TB_WIN + 1
         } else {
-            best.signum()
+            best_dtz.signum()
         };
         Some(RootRanking {
             moves: ranked
                 .iter()
-                .filter(|&&(_, rank)| rank == best)
-                .map(|&(mv, _)| mv)
+                .filter(|&&(_, rank, _)| rank == best)
+                .map(|&(mv, _, _)| mv)
                 .collect(),
             score,
             by_dtz: true,

@@ -147,7 +147,7 @@ impl Job {
     /// root moves that keep its best outcome are searched (within `go searchmoves`, unless
     /// none of those keeps it).
     pub fn use_tablebases(&mut self, tables: Arc<Syzygy>, rules: ProbeRules) {
-        let root = tables.rank_root(&self.board, &rules);
+        let mut root = tables.rank_root(&self.board, &rules);
         if let Some(ranking) = &root {
             let kept: Vec<Move> = ranking
                 .moves
@@ -155,7 +155,11 @@ impl Job {
                 .copied()
                 .filter(|mv| self.search_moves.is_empty() || self.search_moves.contains(mv))
                 .collect();
-            if !kept.is_empty() {
+            if kept.is_empty() {
+                // `searchmoves` left out every move of the best outcome: the ranking says
+                // nothing about those searched, which are probed like any other position.
+                root = None;
+            } else {
                 self.search_moves = kept;
             }
         }
@@ -661,7 +665,7 @@ impl<'a> Worker<'a> {
         }
 
         let key = self.board.key();
-        let hit = self.tt.probe(key, ply as i32);
+        let hit = self.probe_tt(key, ply);
         self.stats.record_probe(hit.is_some());
         let tt_move = hit.map_or(0, |h| h.mv);
         if let Some(hit) = hit {
@@ -869,7 +873,7 @@ impl<'a> Worker<'a> {
                         return 0;
                     }
                     match verdict {
-                        Singular::Cut(score) => return score,
+                        Singular::Cut(score) => return score.min(tb_ceiling),
                         Singular::Extend(plies) => plies,
                     }
                 }
@@ -957,8 +961,16 @@ impl<'a> Worker<'a> {
             // the result leaves out a move. With no other legal move, alpha stands.
             return best_score.max(alpha);
         }
+        // A score the tables set is a bound: a win found by no move is at least that win, a
+        // loss the moves would have bettered is at most that loss.
+        let bound = if best_score > tb_ceiling {
+            Bound::Upper
+        } else if best_move.is_none() && tb_floor > -INFINITY && best_score == tb_floor {
+            Bound::Lower
+        } else {
+            bound_of(best_score, original_alpha, beta)
+        };
         let best_score = best_score.min(tb_ceiling);
-        let bound = bound_of(best_score, original_alpha, beta);
         // A quiet best move's score says how far the evaluation of this pawn structure was
         // off, where the bound does not leave that in doubt.
         let trusted = match bound {
@@ -986,6 +998,22 @@ impl<'a> Worker<'a> {
             bound,
         });
         best_score
+    }
+
+    /// The table's entry for the current position (key `key`). A decisive score whose mate or
+    /// zeroing move lies further away than the fifty-move counter leaves here (the key does
+    /// not know the counter) becomes the strongest score short of decisive.
+    fn probe_tt(&self, key: u64, ply: usize) -> Option<Hit> {
+        let mut hit = self.tt.probe(key, ply as i32)?;
+        let magnitude = hit.score.abs();
+        if magnitude > DECISIVE {
+            let end = if magnitude > MATE_BOUND { MATE } else { TB_WIN };
+            let distance = end - magnitude - ply as i32;
+            if distance > 100 - self.board.pos().halfmoves() as i32 {
+                hit.score = hit.score.signum() * (DECISIVE - 1);
+            }
+        }
+        Some(hit)
     }
 
     /// The tablebase score and bound of the current position, where it follows a capture or
@@ -1125,7 +1153,7 @@ impl<'a> Worker<'a> {
         }
         let pv_node = beta - alpha > 1;
         let key = self.board.key();
-        let hit = self.tt.probe(key, ply as i32);
+        let hit = self.probe_tt(key, ply);
         self.stats.record_probe(hit.is_some());
         if let Some(hit) = hit {
             if !pv_node && hit.cuts_off(0, alpha, beta) {
@@ -1239,6 +1267,66 @@ mod tests {
         assert_eq!(extension("d1a4"), 1);
         assert_eq!(extension("d1d5"), 0);
         assert_eq!(extension("d1d2"), 0);
+    }
+
+    fn board(fen: &str) -> Board {
+        Board::from_fen(fen, CastlingMode::Standard).unwrap()
+    }
+
+    #[test]
+    fn the_search_never_probes_a_position_with_castling_rights() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/syzygy");
+        if !crate::syzygy::has_tables(std::path::Path::new(dir)) {
+            eprintln!("skipped: no tablebases at {dir}");
+            return;
+        }
+        let tables = Arc::new(Syzygy::open(dir, |_| {}).syzygy.expect("tables"));
+        let tt = Tt::new(1).unwrap();
+        let shared = Shared::new(1);
+        let mut history = History::default();
+        // The same four pieces just after a capture (halfmove clock 0), with and without
+        // castling rights; the root is one ply above.
+        for (fen, probed) in [
+            ("r3k3/8/8/8/8/8/8/4K2R w Kq - 0 1", false),
+            ("r3k3/8/8/8/8/8/8/4K2R w - - 0 1", true),
+        ] {
+            let mut job = Job::fixed_depth(board(fen), 4);
+            job.tablebases = Some(Probing {
+                tables: Arc::clone(&tables),
+                rules: ProbeRules::default(),
+                root: None,
+            });
+            let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut history);
+            assert_eq!(worker.probe_tablebases(4, 1).is_some(), probed, "{fen}");
+            assert_eq!(worker.tb_hits, u64::from(probed));
+        }
+    }
+
+    #[test]
+    fn a_decisive_table_score_beyond_the_fifty_move_rule_is_not_trusted() {
+        let tt = Tt::new(1).unwrap();
+        let shared = Shared::new(1);
+        let mut history = History::default();
+        for (halfmoves, trusted) in [(0, true), (95, false)] {
+            let b = board(&format!("6k1/8/8/8/8/8/8/R5K1 w - - {halfmoves} 80"));
+            let key = b.key();
+            let job = Job::fixed_depth(b, 4);
+            let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut history);
+            // A mate 20 plies from this node, found at ply 2.
+            let mate = MATE - 22;
+            worker.store(Record {
+                key,
+                ply: 2,
+                mv: 0,
+                score: mate,
+                raw_eval: 0,
+                depth: 10,
+                bound: Bound::Lower,
+            });
+            let score = worker.probe_tt(key, 2).unwrap().score;
+            assert_eq!(score == mate, trusted, "halfmoves {halfmoves}: {score}");
+            assert!(score > 0 && (trusted || score == DECISIVE - 1));
+        }
     }
 
     #[test]

@@ -14,7 +14,7 @@ mod stats;
 
 pub use stats::{StoreOutcome, TtStats};
 
-use crate::search::DECISIVE;
+use crate::search::{DECISIVE, MATE_BOUND};
 use memory::{AllocError, PagePolicy, TableMemory};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -136,11 +136,18 @@ fn score_to_tt(score: i32, ply: i32) -> i32 {
     }
 }
 
+/// A score keeps its kind on the way out: a mate (or a table result) that would lie beyond
+/// the deepest ply from the root is shown as the furthest one of its kind.
 fn score_from_tt(score: i32, ply: i32) -> i32 {
+    let furthest = if score.abs() > MATE_BOUND {
+        MATE_BOUND + 1
+    } else {
+        DECISIVE + 1
+    };
     if score > DECISIVE {
-        score - ply
+        (score - ply).max(furthest)
     } else if score < -DECISIVE {
-        score + ply
+        (score + ply).min(-furthest)
     } else {
         score
     }
