@@ -148,6 +148,9 @@ enum Command {
         /// Continue from the checkpoint beside --output.
         #[arg(long)]
         resume: bool,
+        /// Also train on positions reflected a to h (each in about half the epochs).
+        #[arg(long)]
+        mirror: bool,
     },
     /// Measure the transposition table alone: 4 KiB vs 2 MiB pages, prefetch, clear.
     TtBench {
@@ -326,6 +329,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
             threads,
             seed,
             resume,
+            mirror,
         }) => {
             if !(0.0..=1.0).contains(&wdl) {
                 return Err(format!("--wdl must lie in 0..1, not {wdl}"));
@@ -362,6 +366,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
                 seed,
                 output,
                 resume,
+                mirror,
             };
             train::train(&settings, &train_set, &validation_set, |line| {
                 eprintln!("{line}")

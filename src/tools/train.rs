@@ -180,14 +180,17 @@ fn training_board(pos: &Chess, white_score: i16, white_result: f32) -> Result<Ch
 
 /// The features of a training board from both perspectives: the side to move's, then the
 /// other side's. bulletformat's board is already seen from the side to move (its pieces have
-/// colour bit 0 and the board is mirrored when Black is to move).
-fn features(board: &ChessBoard) -> (Vec<usize>, Vec<usize>) {
+/// colour bit 0 and the board is mirrored when Black is to move). `mirror` swaps the files
+/// (a to h): the same position reflected, which is worth the same to the side to move since
+/// the network does not see castling rights.
+fn features(board: &ChessBoard, mirror: bool) -> (Vec<usize>, Vec<usize>) {
     let mut ours = Vec::with_capacity(32);
     let mut theirs = Vec::with_capacity(32);
+    let files = if mirror { 7 } else { 0 };
     for (piece, square) in *board {
         let side = usize::from(piece >> 3);
         let role = usize::from(piece & 7);
-        let square = usize::from(square);
+        let square = usize::from(square) ^ files;
         ours.push(side * 384 + role * 64 + square);
         theirs.push((1 - side) * 384 + role * 64 + (square ^ 56));
     }
@@ -270,13 +273,15 @@ impl FloatNet {
 
     /// The evaluation of a training board in centipawns from the side to move.
     pub fn evaluate(&self, board: &ChessBoard) -> f32 {
-        let (ours, theirs) = features(board);
+        let (ours, theirs) = features(board, false);
         self.forward(&ours, &theirs).0 * SCALE as f32
     }
 
-    /// Adds the gradient of one position's loss to `grad` and returns the loss.
-    fn backprop(&self, board: &ChessBoard, wdl: f32, grad: &mut [f32]) -> f32 {
-        let (ours, theirs) = features(board);
+    /// Adds the gradient of one position's loss (reflected if `sample.mirror`) to `grad` and
+    /// returns the loss.
+    fn backprop(&self, sample: Sample, wdl: f32, grad: &mut [f32]) -> f32 {
+        let board = &sample.board;
+        let (ours, theirs) = features(board, sample.mirror);
         let (out, a, b) = self.forward(&ours, &theirs);
         let target = wdl * f32::from(board.result) / 2.0
             + (1.0 - wdl) * sigmoid(f32::from(board.score) / SCALE as f32);
@@ -306,7 +311,7 @@ impl FloatNet {
         let mut scratch = vec![0.0; self.weights.len()];
         let total: f32 = boards
             .iter()
-            .map(|b| self.backprop(b, wdl, &mut scratch))
+            .map(|&board| self.backprop(Sample::plain(board), wdl, &mut scratch))
             .sum();
         total / boards.len().max(1) as f32
     }
@@ -406,7 +411,12 @@ pub struct Settings {
     pub output: PathBuf,
     /// Continue from `output`'s checkpoint.
     pub resume: bool,
+    /// Train on each position reflected a to h in about half the epochs.
+    pub mirror: bool,
 }
+
+/// Separates the reflection draws of one epoch from the next.
+const MIRROR_SALT: u64 = 0xA24B_AED4_963E_E407;
 
 /// The state written after every epoch: enough to continue exactly there.
 struct Checkpoint {
@@ -483,13 +493,24 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
+/// A training position as one step sees it: as stored, or reflected.
+#[derive(Clone, Copy, Debug)]
+struct Sample {
+    board: ChessBoard,
+    mirror: bool,
+}
+
+impl Sample {
+    fn plain(board: ChessBoard) -> Sample {
+        Sample {
+            board,
+            mirror: false,
+        }
+    }
+}
+
 /// The gradient of a batch, summed over `threads` threads, and its total loss.
-fn batch_gradient(
-    net: &FloatNet,
-    batch: &[ChessBoard],
-    wdl: f32,
-    threads: usize,
-) -> (Vec<f32>, f32) {
+fn batch_gradient(net: &FloatNet, batch: &[Sample], wdl: f32, threads: usize) -> (Vec<f32>, f32) {
     let chunk = batch.len().div_ceil(threads.max(1)).max(1);
     let parts: Vec<(Vec<f32>, f32)> = std::thread::scope(|scope| {
         let handles: Vec<_> = batch
@@ -499,7 +520,7 @@ fn batch_gradient(
                     let mut grad = vec![0.0; net.weights.len()];
                     let loss = part
                         .iter()
-                        .map(|b| net.backprop(b, wdl, &mut grad))
+                        .map(|&sample| net.backprop(sample, wdl, &mut grad))
                         .sum::<f32>();
                     (grad, loss)
                 })
@@ -564,6 +585,11 @@ pub fn train(
         for i in (1..order.len()).rev() {
             order.swap(i, order_rng.below(i + 1));
         }
+        // With --mirror, each position is reflected in about half the epochs, by a draw of
+        // the seed and the epoch alone (so a resumed run reflects as the first run would).
+        let mut mirror_rng =
+            SplitMix64::new(settings.seed ^ (epoch as u64).wrapping_mul(MIRROR_SALT));
+        let mut mirror_bits = 0u64;
         let progress = epoch as f32 / (settings.epochs.max(2) - 1) as f32;
         let cosine = 0.5 * (1.0 + (std::f32::consts::PI * progress).cos());
         let lr = settings.lr
@@ -571,7 +597,19 @@ pub fn train(
         let start = Instant::now();
         let mut epoch_loss = 0.0;
         for (b, indices) in order.chunks(settings.batch_size).enumerate() {
-            let batch: Vec<ChessBoard> = indices.iter().map(|&i| train[i as usize]).collect();
+            let batch: Vec<Sample> = indices
+                .iter()
+                .enumerate()
+                .map(|(k, &i)| {
+                    if k % 64 == 0 {
+                        mirror_bits = mirror_rng.next_u64();
+                    }
+                    Sample {
+                        board: train[i as usize],
+                        mirror: settings.mirror && (mirror_bits >> (k % 64)) & 1 == 1,
+                    }
+                })
+                .collect();
             let (grad, loss) = batch_gradient(&net, &batch, settings.wdl, settings.threads);
             adam.update(&mut net.weights, &grad, lr, settings.weight_decay);
             epoch_loss += loss;
@@ -683,8 +721,8 @@ mod tests {
         let wdl = 0.3;
         for board in boards() {
             let mut grad = vec![0.0; net.weights.len()];
-            net.backprop(&board, wdl, &mut grad);
-            let (ours, _) = features(&board);
+            net.backprop(Sample::plain(board), wdl, &mut grad);
+            let (ours, _) = features(&board, false);
             // A weight of an active feature, a bias, output weights of both sides, the bias.
             let h = net.hidden;
             let checked = [
@@ -713,13 +751,39 @@ mod tests {
     }
 
     #[test]
+    fn a_reflected_sample_has_the_features_of_the_reflected_position() {
+        for pos in positions() {
+            let mut setup = pos.to_setup(shakmaty::EnPassantMode::Legal);
+            setup.board.flip_horizontal();
+            setup.castling_rights = shakmaty::Bitboard::EMPTY;
+            setup.ep_square = None;
+            let reflected: Chess = setup.position(CastlingMode::Standard).unwrap();
+            let sorted = |(mut a, mut b): (Vec<usize>, Vec<usize>)| {
+                a.sort_unstable();
+                b.sort_unstable();
+                (a, b)
+            };
+            let board = board_of(&pos).unwrap();
+            assert_eq!(
+                sorted(features(&board, true)),
+                sorted(features(&board_of(&reflected).unwrap(), false))
+            );
+            assert_ne!(
+                sorted(features(&board, true)),
+                sorted(features(&board, false))
+            );
+        }
+    }
+
+    #[test]
     fn a_tiny_network_fits_a_toy_target() {
         let mut net = FloatNet::new(8, 3);
         let data = boards();
+        let samples: Vec<Sample> = data.iter().copied().map(Sample::plain).collect();
         let mut adam = Adam::new(net.weights.len());
         let before = net.loss(&data, 0.0);
         for _ in 0..300 {
-            let (grad, _) = batch_gradient(&net, &data, 0.0, 2);
+            let (grad, _) = batch_gradient(&net, &samples, 0.0, 2);
             adam.update(&mut net.weights, &grad, 0.01, 0.0);
         }
         let after = net.loss(&data, 0.0);
@@ -779,6 +843,7 @@ mod tests {
             seed: 5,
             output: dir.join(name),
             resume,
+            mirror: true,
         };
         let whole = train(&settings(3, false, "a.nnue"), &boards(), &[], |_| {}).unwrap();
         train(&settings(1, false, "b.nnue"), &boards(), &[], |_| {}).unwrap();
