@@ -25,7 +25,7 @@ pub const THREADS_MAX: usize = 1024;
 pub const MULTIPV_MAX: usize = 256;
 pub const HASH_FILE_DEFAULT: &str = "ferrite.hash";
 /// The commands `handle` knows; anything else before one of them is skipped.
-const COMMANDS: [&str; 11] = [
+const COMMANDS: [&str; 12] = [
     "uci",
     "isready",
     "ucinewgame",
@@ -37,6 +37,7 @@ const COMMANDS: [&str; 11] = [
     "register",
     "quit",
     "setoption",
+    "eval",
 ];
 const OVERHEAD_DEFAULT: u64 = 30;
 const OVERHEAD_MAX: u64 = 5000;
@@ -217,6 +218,7 @@ impl Engine {
             "uci" => self.uci(),
             "isready" => say("readyok"),
             "ucinewgame" => self.new_game(),
+            "eval" => self.eval(),
             "position" => self.position(&rest),
             "go" => self.go(&rest, received),
             "stop" => self.stop(),
@@ -541,6 +543,20 @@ impl Engine {
             }
             None => info_string("error: no tables found there; searching without tablebases"),
         }
+    }
+
+    /// `eval` (not part of UCI; engine developers expect it): the static evaluation of the
+    /// current position from the side to move, hand-crafted and, with `EvalFile`, the network's.
+    fn eval(&self) {
+        let pos = self.board.pos();
+        let mut line = format!(
+            "static evaluation from the side to move: hand-crafted {} cp",
+            crate::eval::evaluate(pos)
+        );
+        if let Some(net) = &self.network {
+            line.push_str(&format!(", network {} cp", net.evaluate(pos)));
+        }
+        info_string(&line);
     }
 
     fn position(&mut self, args: &[&str]) {

@@ -571,3 +571,21 @@ fn show_wdl_adds_win_draw_loss_per_mille_to_info_lines() {
         assert!(wdl[0] > 800, "{line}");
     }
 }
+
+#[test]
+fn eval_prints_the_static_evaluation_from_the_side_to_move() {
+    let mut s = Session::start();
+    let cp = |s: &mut Session, fen: &str| -> i32 {
+        let messages = s.messages(&format!("position fen {fen}\neval"));
+        let line = messages
+            .iter()
+            .find(|m| m.contains("hand-crafted"))
+            .unwrap_or_else(|| panic!("{messages:?}"));
+        let mut words = line.split_whitespace();
+        words.find(|&w| w == "hand-crafted");
+        words.next().unwrap().parse().unwrap()
+    };
+    // White has an extra queen: far ahead for White to move, far behind for Black to move.
+    assert!(cp(&mut s, "4k3/8/8/8/8/8/8/3QK3 w - - 0 1") > 500);
+    assert!(cp(&mut s, "4k3/8/8/8/8/8/8/3QK3 b - - 0 1") < -500);
+}

@@ -585,7 +585,7 @@ pub fn train(
         for i in (1..order.len()).rev() {
             order.swap(i, order_rng.below(i + 1));
         }
-        // With --mirror, each position is reflected in about half the epochs, by a draw of
+        // Unless --no-mirror, each position is reflected in about half the epochs, by a draw of
         // the seed and the epoch alone (so a resumed run reflects as the first run would).
         let mut mirror_rng =
             SplitMix64::new(settings.seed ^ (epoch as u64).wrapping_mul(MIRROR_SALT));
