@@ -287,19 +287,13 @@ impl Syzygy {
         // Whether a move of this DTZ wins (loses) before the fifty-move rule can step in.
         let wins = |dtz: i32| dtz > 0 && (!rules.rule50 || dtz + halfmoves <= 99);
         let loses = |dtz: i32| dtz < 0 && (!rules.rule50 || -dtz + halfmoves <= 100);
-        let mut probes = 0;
-        let mut ranked = Vec::with_capacity(moves.len());
-        for &mv in moves {
-            let mut child = pos.clone();
-            child.play_unchecked(mv);
-            probes += 1;
+        let (kept, _, best_dtz) = keep_best(pos, moves, |child| {
             let dtz = if child.is_checkmate() {
                 1
             } else if child.halfmoves() == 0 {
-                let wdl = self.probe_wdl(&child)?;
-                Dtz::before_zeroing(-wdl).0
+                Dtz::before_zeroing(-self.probe_wdl(child)?).0
             } else {
-                let child_dtz = -self.probe_dtz(&child)?;
+                let child_dtz = -self.probe_dtz(child)?;
                 child_dtz + child_dtz.signum()
             };
             let rank = if wins(dtz) {
@@ -320,9 +314,8 @@ impl Syzygy {
             } else {
                 0
             };
-            ranked.push((mv, rank, dtz));
-        }
-        let &(_, best, best_dtz) = ranked.iter().max_by_key(|&&(_, rank, _)| rank)?;
+            Some((rank, dtz))
+        })?;
         // A win or loss the rule allows shows as such; a result it turns into a draw, as a
         // small score of its sign.
         let score = if wins(best_dtz) {
@@ -333,48 +326,56 @@ impl Syzygy {
             best_dtz.signum()
         };
         Some(RootRanking {
-            moves: ranked
-                .iter()
-                .filter(|&&(_, rank, _)| rank == best)
-                .map(|&(mv, _, _)| mv)
-                .collect(),
+            moves: kept,
             score,
             by_dtz: true,
-            probes,
+            probes: moves.len() as u64,
         })
     }
 
     /// WDL ranking, where DTZ tables are missing: keeps the moves of the best outcome.
     fn rank_by_wdl(&self, pos: &Chess, moves: &[Move], rules: &ProbeRules) -> Option<RootRanking> {
-        let mut probes = 0;
-        let mut ranked = Vec::with_capacity(moves.len());
-        for &mv in moves {
-            let mut child = pos.clone();
-            child.play_unchecked(mv);
-            probes += 1;
+        let (kept, best, ()) = keep_best(pos, moves, |child| {
             let wdl = if child.is_checkmate() {
                 Wdl::Win
             } else {
-                -self.probe_wdl(&child)?
+                -self.probe_wdl(child)?
             };
-            ranked.push((mv, wdl_value(wdl, rules.rule50)));
-        }
-        let best = ranked.iter().map(|&(_, value)| value).max()?;
+            Some((wdl_value(wdl, rules.rule50), ()))
+        })?;
         Some(RootRanking {
-            moves: ranked
-                .iter()
-                .filter(|&&(_, value)| value == best)
-                .map(|&(mv, _)| mv)
-                .collect(),
+            moves: kept,
             score: match best {
                 2 => TB_WIN - 1,
                 -2 => -TB_WIN + 1,
                 other => other,
             },
             by_dtz: false,
-            probes,
+            probes: moves.len() as u64,
         })
     }
+}
+
+/// Ranks each of `moves` by `rank` of the position it leads to (`None`: a probe failed, and
+/// so does the ranking) and keeps the moves of the best rank, with that rank and its detail.
+fn keep_best<D: Copy>(
+    pos: &Chess,
+    moves: &[Move],
+    mut rank: impl FnMut(&Chess) -> Option<(i32, D)>,
+) -> Option<(Vec<Move>, i32, D)> {
+    let mut ranked = Vec::with_capacity(moves.len());
+    for &mv in moves {
+        let mut child = pos.clone();
+        child.play_unchecked(mv);
+        ranked.push((mv, rank(&child)?));
+    }
+    let &(_, (best, detail)) = ranked.iter().max_by_key(|&&(_, (rank, _))| rank)?;
+    let kept = ranked
+        .iter()
+        .filter(|&&(_, (rank, _))| rank == best)
+        .map(|&(mv, _)| mv)
+        .collect();
+    Some((kept, best, detail))
 }
 
 /// A WDL outcome as -2 (loss) to 2 (win); under the fifty-move rule a cursed win and a
