@@ -4,21 +4,34 @@ each build's node count (which must not vary) and the median nps, with the ratio
 
     python3 scripts/bench_compare.py OLD_BINARY NEW_BINARY [--runs 5] [--depth D]
 
+An argument with spaces is a whole command line instead of a binary, so a build with a
+network and another engine's bench can run in the same rotation; Ethereal's `Nodes :` and
+`NPS :` lines are read as well as Ferrite's (OpenBench's) `Nodes searched :` and
+`Nodes/second :`:
+
+    python3 scripts/bench_compare.py target/release/ferrite \
+        "target/release/ferrite bench --eval-file net.nnue" "/usr/games/ethereal-chess bench"
+
 Run it on an otherwise idle machine (stop datagen first): the builds share the cores' noise
 only if they alternate.
 """
 import argparse
 import re
+import shlex
 import statistics
 import subprocess
 import sys
 
 
 def bench(binary: str, depth: int | None) -> tuple[int, int]:
-    command = [binary, "bench"] + ([str(depth)] if depth else [])
-    out = subprocess.run(command, capture_output=True, text=True, check=True).stdout
-    nodes = re.search(r"^Nodes searched\s*:\s*(\d+)", out, re.M)
-    nps = re.search(r"^Nodes/second\s*:\s*(\d+)", out, re.M)
+    if " " in binary:
+        command = shlex.split(binary)
+    else:
+        command = [binary, "bench"] + ([str(depth)] if depth else [])
+    run = subprocess.run(command, capture_output=True, text=True, check=True)
+    out = run.stdout + run.stderr
+    nodes = re.search(r"^Nodes(?: searched)?\s*:\s*(\d+)", out, re.M)
+    nps = re.search(r"^(?:Nodes/second|NPS)\s*:\s*(\d+)", out, re.M)
     if not nodes or not nps:
         sys.exit(f"{binary}: no bench result in its output")
     return int(nodes.group(1)), int(nps.group(1))
