@@ -130,7 +130,10 @@ enum Command {
         /// The last epoch's learning rate as a fraction of --lr (a cosine in between).
         #[arg(long, default_value_t = 0.05)]
         final_lr: f32,
-        #[arg(long, default_value_t = 0.01)]
+        /// AdamW's decoupled weight decay, on every weight and bias. 0.3 by default: on the
+        /// same data, split and 60 epochs it gave the lowest validation loss of 0.05, 0.3 and
+        /// 1.0 (README, "Training the network").
+        #[arg(long, default_value_t = 0.3)]
         weight_decay: f32,
         /// Weight of the game result in the target; the rest is the search score. 0 by
         /// default: the hand-crafted scores are on another scale than the results, and 0.3
