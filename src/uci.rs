@@ -503,9 +503,12 @@ impl Engine {
     /// `EvalFile`: a network file to evaluate with, or empty (`<empty>`, `hce`) for the
     /// hand-crafted evaluation. A file that cannot be read as a network is reported and the
     /// current evaluation stays. A search already running keeps the evaluation it began with.
+    /// A new evaluation starts as a new game does: the table's entries keep the static
+    /// evaluations and the correction histories the errors of the one before.
     fn set_eval_file(&mut self, text: &str) {
         if text.is_empty() || text == "<empty>" || text.eq_ignore_ascii_case("hce") {
             self.network = None;
+            self.new_game();
             info_string("evaluation: hand-crafted");
             return;
         }
@@ -518,6 +521,7 @@ impl Engine {
                     crate::eval::nnue::Kernels::detect().name()
                 ));
                 self.network = Some(Arc::new(net));
+                self.new_game();
             }
             Err(err) => info_string(&format!("error: {err}; evaluation unchanged")),
         }

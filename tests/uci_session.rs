@@ -429,14 +429,16 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
     // The network stayed: from a new game, the same search visits the same nodes.
     s.send("ucinewgame");
     assert_eq!(s.nodes_to_depth(5), with_network);
+    // A switch of evaluation starts afresh by itself: the table holds static evaluations of
+    // the one before, so the next search matches one after `ucinewgame`.
     let hce = s.messages("setoption name EvalFile value <empty>");
     assert!(hce.iter().any(|l| l.contains("hand-crafted")), "{hce:?}");
+    let after_switch = s.nodes_to_depth(5);
+    assert_ne!(after_switch, with_network, "the network made no difference");
     s.send("ucinewgame");
-    assert_ne!(
-        s.nodes_to_depth(5),
-        with_network,
-        "the network made no difference"
-    );
+    assert_eq!(s.nodes_to_depth(5), after_switch);
+    s.send(&format!("setoption name EvalFile value {}", good.display()));
+    assert_eq!(s.nodes_to_depth(5), with_network);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
