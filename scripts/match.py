@@ -205,6 +205,10 @@ def build_arg_parser() -> argparse.ArgumentParser:
     parser.add_argument("--draw-after", type=int, default=40, metavar="MOVE",
                         help="earliest full move for draw adjudication (default 40)")
     parser.add_argument("--quiet", action="store_true", help="no per-game lines; progress every 10 games")
+    parser.add_argument("--prior", nargs=3, type=int, metavar=("W", "D", "L"),
+                        help="wins, draws and losses (A's view) of earlier runs of the same test, under "
+                             "another seed: counted into the score, Elo and SPRT, so that one test can "
+                             "go on across sessions (--games counts only the games played now)")
     return parser
 
 
@@ -634,10 +638,11 @@ class EngineStats:
 
 
 class MatchStats:
-    def __init__(self, names: list[str], sprt: SprtConfig | None):
+    def __init__(self, names: list[str], sprt: SprtConfig | None, prior: tuple[int, int, int] = (0, 0, 0)):
         self.names = names
         self.sprt = sprt
-        self.wins = self.draws = self.losses = 0
+        self.wins, self.draws, self.losses = prior
+        self.prior_games = sum(prior)
         self.engine = [EngineStats(), EngineStats()]
         self.terminations: collections.Counter[str] = collections.Counter()
         self.consecutive_start_failures = 0
@@ -702,6 +707,7 @@ class MatchStats:
         summary = {
             "engines": self.names,
             "games": self.games,
+            "prior_games": self.prior_games,
             "wins": self.wins, "draws": self.draws, "losses": self.losses,
             "score": self.score(),
             "elo": finite_or_none(elo),
@@ -793,17 +799,22 @@ def game_to_pgn(game: GameRecord, names: list[str], limits: Limits, book_name: s
 class Match:
     def __init__(self, specs: list[EngineSpec], limits: Limits, adj: Adjudication, book: OpeningBook,
                  book_name: str, max_games: int | None, sprt: SprtConfig | None, concurrency: int,
-                 pgn_path: str | None, quiet: bool, max_start_failures: int):
+                 pgn_path: str | None, quiet: bool, max_start_failures: int,
+                 prior: tuple[int, int, int] = (0, 0, 0)):
         self.specs, self.limits, self.adj, self.book, self.book_name = specs, limits, adj, book, book_name
         self.max_games, self.concurrency, self.quiet = max_games, concurrency, quiet
         self.max_start_failures = max_start_failures
-        self.stats = MatchStats([s.name for s in specs], sprt)
+        self.stats = MatchStats([s.name for s in specs], sprt, prior)
         self.stop = threading.Event()
         self.lock = threading.Lock()
         self.next_number = 0
         self.current_opening: tuple[int, str] | None = None
         self.pgn_file = open(pgn_path, "w", encoding="utf-8") if pgn_path else None
         self.stop_reason = ""
+        state = self.stats.sprt_state()
+        if state and state != "continue":
+            self.stop_reason = f"SPRT {state} by the --prior games alone"
+            self.stop.set()
 
     def log(self, text: str) -> None:
         print(text, flush=True)
@@ -890,7 +901,8 @@ def print_summary(stats: MatchStats, limits: Limits, book_name: str, seed: int, 
         print(f"Stopped: {stop_reason}")
     score = stats.score()
     print(f"Games {stats.games}: {a} W {stats.wins} / D {stats.draws} / L {stats.losses}"
-          + (f"  score {100 * score:.1f}%" if score is not None else ""))
+          + (f"  score {100 * score:.1f}%" if score is not None else "")
+          + (f"  (of which {stats.prior_games} from --prior)" if stats.prior_games else ""))
     if stats.games:
         print(f"Elo difference: {format_elo(elo)} +/- {format_err(err)} (95%)")
     if stats.sprt:
@@ -934,6 +946,8 @@ def main(argv: list[str] | None = None) -> int:
         if args.games is not None and args.games < 1:
             raise ValueError("--games must be positive")
         max_games = None if args.games is None else args.games + args.games % 2
+        if args.prior is not None and min(args.prior) < 0:
+            raise ValueError("--prior takes three counts of at least 0")
         if args.concurrency < 1:
             raise ValueError("--concurrency must be at least 1")
         seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
@@ -954,7 +968,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGTERM, raise_keyboard_interrupt)
     atexit.register(kill_all_engines)
     match = Match(specs, limits, adj, book, book_name, max_games, sprt, args.concurrency,
-                  args.pgn, args.quiet, args.max_start_failures)
+                  args.pgn, args.quiet, args.max_start_failures, tuple(args.prior or (0, 0, 0)))
     try:
         completed = match.run()
     finally:
