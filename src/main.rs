@@ -26,9 +26,10 @@ enum Command {
         /// Also print the transposition table's use (probes, hits, cutoffs, stores).
         #[arg(long)]
         tt_stats: bool,
-        /// Evaluate with this network file instead of the hand-crafted evaluation.
-        #[arg(long)]
-        eval_file: Option<std::path::PathBuf>,
+        /// Evaluate with this network file, or `hce` for the hand-crafted evaluation (default:
+        /// the built-in network).
+        #[arg(long, value_name = "NET")]
+        eval_file: Option<String>,
     },
     /// Count the leaf nodes of the legal move tree, per root move and in total.
     Perft {
@@ -104,9 +105,10 @@ enum Command {
         /// or 0 with --book).
         #[arg(long)]
         random_plies: Option<usize>,
-        /// Play with this network file instead of the hand-crafted evaluation.
-        #[arg(long)]
-        eval_file: Option<std::path::PathBuf>,
+        /// Play with this network file, or `hce` for the hand-crafted evaluation (default: the
+        /// built-in network).
+        #[arg(long, value_name = "NET")]
+        eval_file: Option<String>,
     },
     /// Train a network on self-play positions and write the quantised file the engine loads.
     Train {
@@ -172,12 +174,12 @@ enum Command {
     },
 }
 
-/// The network of `--eval-file`, if given (a file that is not one is an error).
+/// The evaluation `--eval-file` names: the built-in network without it, none (hand-crafted)
+/// for `hce`, else the file, which is an error if it is not a network.
 fn load_network(
-    path: Option<&std::path::Path>,
+    name: Option<&str>,
 ) -> Result<Option<std::sync::Arc<ferrite::eval::nnue::Network>>, String> {
-    path.map(|path| ferrite::eval::nnue::Network::load(path).map(std::sync::Arc::new))
-        .transpose()
+    ferrite::eval::choose(name.unwrap_or_default())
 }
 
 fn run(command: Option<Command>) -> Result<(), String> {

@@ -57,7 +57,8 @@ pub struct Engine {
     hash_file: String,
     /// Whether `info` lines carry `wdl` (`UCI_ShowWDL`).
     show_wdl: bool,
-    /// The network the search evaluates with (`EvalFile`); the hand-crafted evaluation if none.
+    /// The network the search evaluates with (`EvalFile`, the built-in one unless changed);
+    /// the hand-crafted evaluation if none.
     network: Option<Arc<Network>>,
     /// Endgame tablebases (`SyzygyPath`) and how to probe them.
     syzygy: Option<Arc<Syzygy>>,
@@ -177,7 +178,7 @@ impl Engine {
             debug: false,
             hash_file: HASH_FILE_DEFAULT.to_string(),
             show_wdl: false,
-            network: None,
+            network: Some(Network::built_in()),
             syzygy: None,
             probe_rules: ProbeRules::default(),
             histories: Arc::default(),
@@ -279,7 +280,7 @@ impl Engine {
         ));
         say("option name Save Hash type button");
         say("option name Load Hash type button");
-        say("option name EvalFile type string default <empty>");
+        say("option name EvalFile type string default <default>");
         say("option name UCI_ShowWDL type check default false");
         say("option name SyzygyPath type string default <empty>");
         say(&format!(
@@ -500,27 +501,29 @@ impl Engine {
         }
     }
 
-    /// `EvalFile`: a network file to evaluate with, or empty (`<empty>`, `hce`) for the
-    /// hand-crafted evaluation. A file that cannot be read as a network is reported and the
-    /// current evaluation stays. A search already running keeps the evaluation it began with.
-    /// A new evaluation starts as a new game does: the table's entries keep the static
-    /// evaluations and the correction histories the errors of the one before.
+    /// `EvalFile`: a network file to evaluate with, `<default>` (or empty) for the built-in
+    /// network, or `hce` for the hand-crafted evaluation. A file that cannot be read as a
+    /// network is reported and the current evaluation stays. A search already running keeps
+    /// the evaluation it began with. A new evaluation starts as a new game does: the table's
+    /// entries keep the static evaluations and the correction histories the errors of the one
+    /// before.
     fn set_eval_file(&mut self, text: &str) {
-        if text.is_empty() || text == "<empty>" || text.eq_ignore_ascii_case("hce") {
-            self.network = None;
-            self.new_game();
-            info_string("evaluation: hand-crafted");
-            return;
-        }
-        match Network::load(std::path::Path::new(text)) {
-            Ok(net) => {
-                info_string(&format!(
-                    "evaluation: network {} ({} hidden units, {} kernels)",
-                    truncate(text),
-                    net.hidden,
-                    crate::eval::nnue::Kernels::detect().name()
-                ));
-                self.network = Some(Arc::new(net));
+        match crate::eval::choose(text) {
+            Ok(network) => {
+                info_string(&match &network {
+                    None => "evaluation: hand-crafted".to_string(),
+                    Some(net) => format!(
+                        "evaluation: {} ({} hidden units, {} kernels)",
+                        if Arc::ptr_eq(net, &Network::built_in()) {
+                            "built-in network".to_string()
+                        } else {
+                            format!("network {}", truncate(text))
+                        },
+                        net.hidden,
+                        crate::eval::nnue::Kernels::detect().name()
+                    ),
+                });
+                self.network = network;
                 self.new_game();
             }
             Err(err) => info_string(&format!("error: {err}; evaluation unchanged")),
@@ -550,7 +553,8 @@ impl Engine {
     }
 
     /// `eval` (not part of UCI; engine developers expect it): the static evaluation of the
-    /// current position from the side to move, hand-crafted and, with `EvalFile`, the network's.
+    /// current position from the side to move, hand-crafted and, unless `EvalFile` is `hce`,
+    /// the network's.
     fn eval(&self) {
         let pos = self.board.pos();
         let mut line = format!(

@@ -431,7 +431,7 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
     assert_eq!(s.nodes_to_depth(5), with_network);
     // A switch of evaluation starts afresh by itself: the table holds static evaluations of
     // the one before, so the next search matches one after `ucinewgame`.
-    let hce = s.messages("setoption name EvalFile value <empty>");
+    let hce = s.messages("setoption name EvalFile value hce");
     assert!(hce.iter().any(|l| l.contains("hand-crafted")), "{hce:?}");
     let after_switch = s.nodes_to_depth(5);
     assert_ne!(after_switch, with_network, "the network made no difference");
@@ -440,6 +440,39 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
     s.send(&format!("setoption name EvalFile value {}", good.display()));
     assert_eq!(s.nodes_to_depth(5), with_network);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_built_in_network_plays_unless_told_otherwise() {
+    let mut s = Session::start();
+    let eval = s.messages("eval");
+    assert!(
+        eval.iter()
+            .any(|l| l.contains("hand-crafted") && l.contains("network")),
+        "{eval:?}"
+    );
+    let built_in = s.nodes_to_depth(5);
+    let hce = s.messages("setoption name EvalFile value HCE");
+    assert!(hce.iter().any(|l| l.contains("hand-crafted")), "{hce:?}");
+    let eval = s.messages("eval");
+    assert!(!eval.iter().any(|l| l.contains("network")), "{eval:?}");
+    assert_ne!(
+        s.nodes_to_depth(5),
+        built_in,
+        "the network made no difference"
+    );
+    // `<default>` (what the option list offers) and an empty value (a cleared GUI field) both
+    // bring the built-in network back, starting afresh as a new game does.
+    for value in ["<default>", ""] {
+        let back = s.messages(format!("setoption name EvalFile value {value}").trim_end());
+        assert!(
+            back.iter()
+                .any(|l| l.contains("evaluation: built-in network")),
+            "{back:?}"
+        );
+        assert_eq!(s.nodes_to_depth(5), built_in);
+        s.send("setoption name EvalFile value hce");
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! `ferrite bench`: a fixed-depth search of every position in `bench-positions.epd`, with a
-//! fresh 16 MiB table for each (and the hand-crafted evaluation unless a network is given), printing the node count (the engine's fingerprint) and nps
-//! in the form OpenBench parses.
+//! fresh 16 MiB table for each and the evaluation the caller chose (the built-in network
+//! unless `--eval-file` names another), printing the node count (the engine's fingerprint)
+//! and nps in the form OpenBench parses.
 
 use crate::board::Board;
 use crate::eval::nnue::Network;

@@ -15,6 +15,7 @@ pub use accumulator::Accumulators;
 pub use simd::Kernels;
 
 use shakmaty::{Chess, Color, Position, Role, Square};
+use std::sync::{Arc, OnceLock};
 
 pub const INPUTS: usize = 768;
 /// Quantisation of the feature transformer (weights and biases times QA).
@@ -28,6 +29,10 @@ pub const SCALE: i32 = 400;
 pub const WEIGHT_LIMIT: f32 = 1.98;
 
 const MAGIC: &[u8; 4] = b"FENN";
+/// The network built into the binary: the engine's evaluation unless `EvalFile` (or
+/// `--eval-file`) names another. `nets/README.md` says how it was made and the match that
+/// admitted it.
+const BUILT_IN: &[u8] = include_bytes!("../../../nets/ferrite-net-1.nnue");
 const VERSION: u32 = 1;
 
 /// The feature of a piece of `color` and `role` on `square`, seen from `perspective`.
@@ -129,6 +134,17 @@ impl Network {
         })
     }
 
+    /// The built-in network, read once. Its bytes are part of the program and a test reads
+    /// them, so they are a whole network.
+    pub fn built_in() -> Arc<Network> {
+        static NETWORK: OnceLock<Arc<Network>> = OnceLock::new();
+        NETWORK
+            .get_or_init(|| {
+                Arc::new(Network::from_bytes(BUILT_IN).expect("the built-in network is whole"))
+            })
+            .clone()
+    }
+
     /// Reads a network file.
     pub fn load(path: &std::path::Path) -> Result<Network, String> {
         let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -188,6 +204,37 @@ mod tests {
             output_weights: vec![5, -7, 9, 11, -13, 2],
             output_bias: -1234,
         }
+    }
+
+    #[test]
+    fn the_built_in_network_reads_and_knows_material() {
+        let net = Network::built_in();
+        let eval = |fen: &str| {
+            let pos: Chess = fen
+                .parse::<shakmaty::fen::Fen>()
+                .unwrap()
+                .into_position(shakmaty::CastlingMode::Standard)
+                .unwrap();
+            net.evaluate(&pos)
+        };
+        let start = eval("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
+        assert!(start.abs() < 100, "start position {start}");
+        // White without its queen's knight, then without its queen, from each side.
+        let knight = "r1bqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
+        let queen = "rnb1kbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR";
+        let (knight_w, knight_b) = (
+            eval(&format!("{knight} w KQkq - 0 1")),
+            eval(&format!("{knight} b KQkq - 0 1")),
+        );
+        let (queen_w, queen_b) = (
+            eval(&format!("{queen} w KQkq - 0 1")),
+            eval(&format!("{queen} b KQkq - 0 1")),
+        );
+        assert!(knight_w > 150 && knight_b < -150, "{knight_w} {knight_b}");
+        assert!(
+            queen_w > knight_w + 200 && queen_b < knight_b - 200,
+            "{queen_w} {queen_b}"
+        );
     }
 
     #[test]
