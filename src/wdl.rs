@@ -2,17 +2,17 @@
 //! means a win, a draw or a loss for the side to move, by the material left on the board.
 //! Fitted to Ferrite's own games by `scripts/fit_wdl.py` (the form Stockfish uses: a
 //! logistic curve whose centre and width are cubics in the material); refit it whenever the
-//! evaluation changes. These constants: the 1,481,477 positions with |score| < 2000 of the
-//! shared 73a1db3 self-play data (hand-crafted evaluation, 5000 nodes a move), 5000 steps,
-//! mean log-likelihood -0.6538.
+//! evaluation changes. These constants: the 309,140 positions with |score| < 2000 of 2,352
+//! self-play games of the built-in network ferrite-net-1 (build 109f552, 5000 nodes a move,
+//! seed 4401), 5000 steps, mean log-likelihood -0.6267.
 
 use crate::search::DECISIVE;
 use shakmaty::{Chess, Position, Role};
 
 /// The score (centipawns) at which a win is an even chance, as a cubic in material / 58.
-const A: [f64; 4] = [-10.210, 379.205, -729.696, 442.993];
+const A: [f64; 4] = [311.730, -137.770, -764.368, 681.106];
 /// How many centipawns the logistic curve takes to rise by a factor of e, as a cubic.
-const B: [f64; 4] = [91.729, 1.678, -189.118, 188.908];
+const B: [f64; 4] = [193.170, -184.741, -177.100, 243.073];
 
 /// P + 3N + 3B + 5R + 9Q of both sides, clamped to the range the model was fitted on.
 pub fn material(pos: &Chess) -> i32 {
