@@ -75,11 +75,18 @@ enum Command {
     /// Print the search parameters as OpenBench's SPSA input (name, int, value, min, max, step,
     /// learning rate); a build with `--features tune` takes each as a UCI option.
     Params,
-    /// Play self-play games for training data, appended to a viriformat file game by game.
+    /// Play self-play games for training data, appended to a viriformat file game by game;
+    /// or, with --check, count the games, positions and duplicate games of data files.
     Datagen {
-        /// The file to append to (created if missing).
-        #[arg(long)]
-        output: std::path::PathBuf,
+        /// A directory, where the file is named after the evaluation, build, nodes and seed
+        /// (`net1-ec34b77-5000n-s42.vf`), or a file whose name carries the seed as `-s<seed>`.
+        /// Appended to, created if missing.
+        #[arg(long, required_unless_present = "check", conflicts_with = "check")]
+        output: Option<std::path::PathBuf>,
+        /// Read these data files (.vf or text) and report their games, positions and the
+        /// games that occur more than once among them, instead of playing.
+        #[arg(long, num_args = 1.., value_name = "FILE")]
+        check: Vec<std::path::PathBuf>,
         /// Game threads, one search each.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
         threads: u64,
@@ -95,7 +102,8 @@ enum Command {
         /// The search stops at this many nodes (default: 4 x --nodes).
         #[arg(long)]
         hard_nodes: Option<u64>,
-        /// Seed of the random openings (default: from the clock, printed at the start).
+        /// Seed of the random openings (default: from the clock, printed at the start). Never
+        /// reuse one with a build that searches alike: it replays the same games.
         #[arg(long)]
         seed: Option<u64>,
         /// Start from random lines of this EPD/FEN file instead of the initial position.
@@ -109,19 +117,30 @@ enum Command {
         /// built-in network).
         #[arg(long, value_name = "NET")]
         eval_file: Option<String>,
+        /// With --check: positions before this ply are not counted as kept.
+        #[arg(long, default_value_t = 16)]
+        min_ply: u32,
     },
     /// Train a network on self-play positions and write the quantised file the engine loads.
     Train {
         /// Data files: viriformat games (.vf, from datagen) or text lines `FEN | score |
-        /// result | move` from White's side. Repeat for several.
+        /// result | move` from White's side. Repeat for several; a game found twice among
+        /// them is trained on once.
         #[arg(long, required = true)]
         data: Vec<std::path::PathBuf>,
         /// The network file to write after every epoch (its checkpoint goes beside it, .ckpt).
         #[arg(long)]
         output: std::path::PathBuf,
         /// Hidden units per perspective.
-        #[arg(long, default_value_t = 128, value_parser = clap::value_parser!(u64).range(1..=4096))]
+        #[arg(long, default_value_t = train::DEFAULT_SHAPE.hidden as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
         hidden: u64,
+        /// Output heads, chosen by the number of pieces on the board (1 for a single head).
+        #[arg(long, default_value_t = train::DEFAULT_SHAPE.buckets as u64, value_parser = clap::value_parser!(u64).range(1..=32))]
+        buckets: u64,
+        /// Inputs as they are, without mirroring the files of a perspective whose king stands
+        /// on a-d (mirrored inputs are the default).
+        #[arg(long)]
+        plain_inputs: bool,
         #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
         epochs: u64,
         #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..))]
@@ -132,17 +151,17 @@ enum Command {
         /// The last epoch's learning rate as a fraction of --lr (a cosine in between).
         #[arg(long, default_value_t = 0.05)]
         final_lr: f32,
-        /// AdamW's decoupled weight decay, on every weight and bias. 0.3 by default: on the
-        /// same data, split and 60 epochs it gave the lowest validation loss of 0.05, 0.3 and
-        /// 1.0 (README, "Training the network").
+        /// AdamW's decoupled weight decay, on every weight and bias.
         #[arg(long, default_value_t = 0.3)]
         weight_decay: f32,
-        /// Weight of the game result in the target; the rest is the search score. 0 by
-        /// default: the hand-crafted scores are on another scale than the results, and 0.3
-        /// lost 240 Elo against 0 (README, "Training the network").
+        /// Weight of the game result in the target; the rest is the search score.
         #[arg(long, default_value_t = 0.0)]
         wdl: f32,
-        /// Fraction of the positions held out to measure the validation loss.
+        /// The sigmoid scale K of the target in centipawns, also the network's output scale
+        /// (default: fitted to the training positions' scores and results).
+        #[arg(long)]
+        scale: Option<f32>,
+        /// Fraction of the games held out to measure the validation loss.
         #[arg(long, default_value_t = 0.02)]
         validation: f64,
         /// Positions before this ply of their game are not trained on.
@@ -156,9 +175,9 @@ enum Command {
         #[arg(long)]
         resume: bool,
         /// Do not also train on positions reflected a to h (by default each is reflected in
-        /// about half the epochs).
+        /// about half the epochs; with mirrored inputs a reflection changes nothing).
         #[arg(long)]
-        no_mirror: bool,
+        no_reflect: bool,
     },
     /// Measure the transposition table alone: 4 KiB vs 2 MiB pages, prefetch, clear.
     TtBench {
@@ -280,6 +299,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
         }
         Some(Command::Datagen {
             output,
+            check,
             threads,
             games,
             positions,
@@ -289,7 +309,14 @@ fn run(command: Option<Command>) -> Result<(), String> {
             book,
             random_plies,
             eval_file,
+            min_ply,
         }) => {
+            if !check.is_empty() {
+                let filter = ferrite::tools::data::Filter { min_ply };
+                ferrite::tools::data::check(&check, filter, |line| println!("{line}"))
+                    .map_err(|e| e.to_string())?;
+                return Ok(());
+            }
             let network = load_network(eval_file.as_deref())?;
             let book = match &book {
                 Some(path) => read_book(path)?,
@@ -300,6 +327,13 @@ fn run(command: Option<Command>) -> Result<(), String> {
                     .duration_since(std::time::UNIX_EPOCH)
                     .map_or(0, |d| d.as_nanos() as u64)
             });
+            let output = output.expect("clap requires --output without --check");
+            let output = datagen::output_path(
+                &output,
+                &datagen::evaluation_tag(eval_file.as_deref()),
+                nodes,
+                seed,
+            )?;
             let settings = datagen::Settings {
                 output,
                 threads: threads as usize,
@@ -326,60 +360,80 @@ fn run(command: Option<Command>) -> Result<(), String> {
             data,
             output,
             hidden,
+            buckets,
+            plain_inputs,
             epochs,
             batch_size,
             lr,
             final_lr,
             weight_decay,
             wdl,
+            scale,
             validation,
             min_ply,
             threads,
             seed,
             resume,
-            no_mirror,
+            no_reflect,
         }) => {
             if !(0.0..=1.0).contains(&wdl) {
                 return Err(format!("--wdl must lie in 0..1, not {wdl}"));
             }
-            let filter = train::Filter { min_ply };
-            let mut boards = Vec::new();
+            let scale_range = ferrite::eval::nnue::SCALE_RANGE;
+            if let Some(k) = scale
+                .filter(|&k| !(k >= *scale_range.start() as f32 && k <= *scale_range.end() as f32))
+            {
+                return Err(format!(
+                    "--scale must lie in {}..{}, not {k}",
+                    scale_range.start(),
+                    scale_range.end()
+                ));
+            }
+            let filter = ferrite::tools::data::Filter { min_ply };
+            let mut pile = ferrite::tools::data::Pile::new(validation, seed);
+            let mut duplicates = 0;
             for path in &data {
-                let report = train::load(path, filter, &mut boards)?;
-                eprintln!(
-                    "{}: {} positions read, {} kept",
-                    path.display(),
-                    report.read,
-                    report.kept
-                );
+                let report = pile.load(path, filter).map_err(|e| e.to_string())?;
+                duplicates += report.duplicate_games;
+                eprintln!("{}", ferrite::tools::data::describe(path, &report));
                 for problem in &report.problems {
                     eprintln!("{}: {problem}", path.display());
                 }
             }
-            let (train_set, validation_set) = train::split_validation(boards, validation, seed);
             eprintln!(
-                "training on {} positions, validating on {}",
-                train_set.len(),
-                validation_set.len()
+                "{} games, {duplicates} duplicate games skipped; training on {} positions, validating on {}",
+                pile.games(),
+                pile.train.len(),
+                pile.validation.len()
             );
+            let k = scale.unwrap_or_else(|| {
+                let k = train::fit_scale(&pile.train);
+                eprintln!("scale K fitted to the training positions: {k:.1}");
+                k
+            });
             let settings = train::Settings {
-                hidden: hidden as usize,
+                shape: train::Shape {
+                    hidden: hidden as usize,
+                    buckets: buckets as usize,
+                    mirrored: !plain_inputs,
+                },
                 epochs: epochs as usize,
                 batch_size: batch_size as usize,
                 lr,
                 final_lr_fraction: final_lr,
                 weight_decay,
-                wdl,
+                target: train::Target { wdl, k },
                 threads: threads as usize,
                 seed,
                 output,
                 resume,
-                mirror: !no_mirror,
+                reflect: !no_reflect,
             };
-            train::train(&settings, &train_set, &validation_set, |line| {
+            train::train(&settings, &pile.train, &pile.validation, |line| {
                 eprintln!("{line}")
             })
             .map(|_| ())
+            .map_err(|e| e.to_string())
         }
         Some(Command::TtBench {
             mib,

@@ -513,13 +513,13 @@ impl Engine {
                 info_string(&match &network {
                     None => "evaluation: hand-crafted".to_string(),
                     Some(net) => format!(
-                        "evaluation: {} ({} hidden units, {} kernels)",
+                        "evaluation: {} ({}, {} kernels)",
                         if Arc::ptr_eq(net, &Network::built_in()) {
                             "built-in network".to_string()
                         } else {
                             format!("network {}", truncate(text))
                         },
-                        net.hidden,
+                        net.describe(),
                         crate::eval::nnue::Kernels::detect().name()
                     ),
                 });

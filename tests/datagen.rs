@@ -83,39 +83,94 @@ fn a_damaged_tail_is_reported_and_skipped() {
     assert!(report.damaged_tail.is_some());
 }
 
+fn ferrite(args: &[&str]) -> std::process::Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_ferrite"))
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 #[test]
-fn the_command_appends_whole_games() {
+fn the_command_names_files_by_seed_appends_whole_games_and_counts_replayed_ones() {
     let dir = std::env::temp_dir().join(format!("ferrite-datagen-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("games.vf");
-    let _ = std::fs::remove_file(&path);
-    for seed in ["1", "2"] {
-        let status = std::process::Command::new(env!("CARGO_BIN_EXE_ferrite"))
-            .args([
-                "datagen", "--games", "1", "--nodes", "200", "--seed", seed, "--output",
-            ])
-            .arg(&path)
-            .stderr(std::process::Stdio::null())
-            .status()
-            .unwrap();
-        assert!(status.success());
+    let d = dir.to_str().unwrap();
+    // Seed 1 twice (its games replayed byte for byte, into the same named file), seed 2 once.
+    for seed in ["1", "1", "2"] {
+        let run = ferrite(&[
+            "datagen", "--games", "1", "--nodes", "200", "--seed", seed, "--output", d,
+        ]);
+        assert!(run.status.success());
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert!(stderr.contains(&format!("seed {seed},")), "{stderr}");
     }
-    let file = std::fs::File::open(&path).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 2, "{names:?}");
+    assert!(
+        names[0].starts_with("net1-") && names[0].ends_with("-200n-s1.vf"),
+        "{names:?}"
+    );
+    assert!(names[1].ends_with("-200n-s2.vf"), "{names:?}");
+    let first = dir.join(&names[0]);
+    let file = std::fs::File::open(&first).unwrap();
     let report = read_games(BufReader::new(file), |_| {}).unwrap();
     assert_eq!(report.games, 2);
-    assert!(report.positions > 0);
     assert_eq!(report.damaged_tail, None);
-    let bad = std::process::Command::new(env!("CARGO_BIN_EXE_ferrite"))
-        .args([
-            "datagen",
-            "--games",
-            "1",
-            "--output",
-            "/nonexistent-dir/x.vf",
-        ])
-        .stderr(std::process::Stdio::null())
-        .status()
-        .unwrap();
-    assert!(!bad.success());
+
+    let paths: Vec<String> = names
+        .iter()
+        .map(|n| dir.join(n).display().to_string())
+        .collect();
+    let check = ferrite(&["datagen", "--check", &paths[0], &paths[1]]);
+    assert!(check.status.success());
+    let out = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        out.contains("2 games") && out.contains("1 duplicate games"),
+        "{out}"
+    );
+    assert!(
+        out.contains("in all: 3 games") && out.contains(" 1 duplicate games,"),
+        "{out}"
+    );
+
+    // A file name must carry the seed; a directory that does not exist cannot be written.
+    let named = |name: &str| dir.join(name).display().to_string();
+    let unnamed = ferrite(&[
+        "datagen",
+        "--games",
+        "1",
+        "--seed",
+        "7",
+        "--output",
+        &named("games.vf"),
+    ]);
+    assert!(!unnamed.status.success());
+    assert!(String::from_utf8_lossy(&unnamed.stderr).contains("-s7"));
+    let other_seed = ferrite(&[
+        "datagen",
+        "--games",
+        "1",
+        "--seed",
+        "7",
+        "--output",
+        &named("x-s71.vf"),
+    ]);
+    assert!(!other_seed.status.success());
+    let missing = ferrite(&[
+        "datagen",
+        "--games",
+        "1",
+        "--seed",
+        "7",
+        "--output",
+        "/nonexistent-dir/x-s7.vf",
+    ]);
+    assert!(!missing.status.success());
+    let no_file = ferrite(&["datagen", "--check", &named("absent.vf")]);
+    assert!(!no_file.status.success());
     std::fs::remove_dir_all(&dir).unwrap();
 }

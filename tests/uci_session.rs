@@ -386,17 +386,34 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
     let hidden = 8;
     let net = Network {
         hidden,
+        buckets: 1,
+        mirrored: false,
+        scale: 400,
         feature_weights: (0..INPUTS * hidden)
             .map(|i| ((i * 37) % 101) as i16 - 50)
             .collect(),
         feature_bias: vec![40; hidden],
         output_weights: (0..2 * hidden).map(|i| (i as i16 % 7) * 9 - 27).collect(),
-        output_bias: 0,
+        output_bias: vec![0],
     };
     let good = dir.join("small.nnue");
     std::fs::write(&good, net.to_bytes()).unwrap();
     let bad = dir.join("bad.nnue");
     std::fs::write(&bad, b"FENN but nothing more").unwrap();
+    // A whole file with one header word changed: the version, the output scale; and a file
+    // cut short.
+    let changed = |at: usize, value: u32, name: &str| {
+        let mut bytes = net.to_bytes();
+        bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).unwrap();
+        path
+    };
+    let future = changed(4, 9, "future.nnue");
+    let unscaled = changed(20, 0, "unscaled.nnue");
+    let truncated = dir.join("truncated.nnue");
+    let bytes = net.to_bytes();
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
 
     let mut s = Session::start();
     let loaded = s.messages(&format!("setoption name EvalFile value {}", good.display()));
@@ -414,17 +431,30 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
     s.send("ucinewgame");
     let with_network = s.nodes_to_depth(5);
 
-    for path in [
-        bad.display().to_string(),
-        dir.join("missing.nnue").display().to_string(),
+    for (path, reason) in [
+        (bad.display().to_string(), "format version"),
+        (
+            dir.join("missing.nnue").display().to_string(),
+            "missing.nnue",
+        ),
+        (future.display().to_string(), "version 9"),
+        (unscaled.display().to_string(), "output scale 0"),
+        (truncated.display().to_string(), "truncated"),
     ] {
         let refused = s.messages(&format!("setoption name EvalFile value {path}"));
         assert!(
-            refused
-                .iter()
-                .any(|l| l.contains("error") && l.contains("evaluation unchanged")),
+            refused.iter().any(|l| l.starts_with("info string error")
+                && l.contains(reason)
+                && l.contains("evaluation unchanged")),
             "{refused:?}"
         );
+        // The CLI refuses it too, with the reason and a non-zero exit.
+        let bench = std::process::Command::new(env!("CARGO_BIN_EXE_ferrite"))
+            .args(["bench", "2", "--eval-file", &path])
+            .output()
+            .unwrap();
+        assert!(!bench.status.success());
+        assert!(String::from_utf8_lossy(&bench.stderr).contains(reason));
     }
     // The network stayed: from a new game, the same search visits the same nodes.
     s.send("ucinewgame");

@@ -21,7 +21,9 @@ pub fn choose(name: &str) -> Result<Option<Arc<Network>>, String> {
     match name.trim() {
         "" | "<default>" | "<empty>" => Ok(Some(Network::built_in())),
         hce if hce.eq_ignore_ascii_case("hce") => Ok(None),
-        path => Network::load(std::path::Path::new(path)).map(|net| Some(Arc::new(net))),
+        path => Network::load(std::path::Path::new(path))
+            .map(|net| Some(Arc::new(net)))
+            .map_err(|e| e.to_string()),
     }
 }
 

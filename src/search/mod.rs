@@ -608,7 +608,7 @@ impl<'a> Worker<'a> {
     /// the decisive range (and of the table's 16 bits) whatever a network says.
     fn evaluate(&self) -> i32 {
         let score = match &self.accumulators {
-            Some(accumulators) => accumulators.evaluate(self.board.turn()),
+            Some(accumulators) => accumulators.evaluate(self.board.pos()),
             None => evaluate(self.board.pos()),
         };
         score.clamp(-DECISIVE + 1, DECISIVE - 1)

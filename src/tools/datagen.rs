@@ -15,7 +15,7 @@ use crate::time::{Limits, TimePlan};
 use crate::tt::Tt;
 use shakmaty::{uci::UciMove, CastlingMode, Color, Move, Position};
 use std::io::{BufRead, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -58,6 +58,60 @@ pub struct Settings {
     pub random_plies: usize,
     /// The network the games are played with; the hand-crafted evaluation if none.
     pub network: Option<Arc<Network>>,
+}
+
+/// The commit this binary was built from (`build.rs`), or "unknown".
+pub const BUILD_COMMIT: &str = env!("FERRITE_COMMIT");
+
+/// A short name for the evaluation `--eval-file` names: `net1` for the built-in network
+/// (`nnue::BUILT_IN_NAME`), `hce`, or the network file's stem.
+pub fn evaluation_tag(eval_file: Option<&str>) -> String {
+    match eval_file.map(str::trim) {
+        None | Some("" | "<default>" | "<empty>") => crate::eval::nnue::BUILT_IN_NAME.to_string(),
+        Some(hce) if hce.eq_ignore_ascii_case("hce") => "hce".to_string(),
+        Some(path) => std::path::Path::new(path)
+            .file_stem()
+            .map(|s| {
+                s.to_string_lossy()
+                    .replace(|c: char| !c.is_ascii_alphanumeric(), "")
+            })
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "net".to_string()),
+    }
+}
+
+/// Where datagen writes: in a directory, a file named after the evaluation, the build, the
+/// nodes a move and the seed (`net1-ec34b77-5000n-s42.vf`); a file named by the caller must
+/// carry the seed as `-s<seed>` followed by `-`, `.` or nothing, so that every file says which
+/// seed made it and a reused seed shows.
+pub fn output_path(
+    output: &Path,
+    evaluation: &str,
+    nodes: u64,
+    seed: u64,
+) -> Result<PathBuf, String> {
+    if output.is_dir() {
+        return Ok(output.join(format!("{evaluation}-{BUILD_COMMIT}-{nodes}n-s{seed}.vf")));
+    }
+    let name = output
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let token = format!("-s{seed}");
+    let carries_seed = name.match_indices(&token).any(|(at, _)| {
+        matches!(
+            name[at + token.len()..].chars().next(),
+            None | Some('-' | '.')
+        )
+    });
+    if carries_seed {
+        Ok(output.to_path_buf())
+    } else {
+        Err(format!(
+            "the output file name '{name}' does not carry the seed as '{token}' (for example \
+             {evaluation}-{BUILD_COMMIT}-{nodes}n-s{seed}.vf); give a directory to have the file named"
+        ))
+    }
 }
 
 /// A finished game: where it started, each position's chosen move with White's score, and

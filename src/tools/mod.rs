@@ -1,6 +1,7 @@
 //! The command line's tools besides UCI: none of the engine's modules depend on them.
 
 pub mod bench;
+pub mod data;
 pub mod datagen;
 pub mod perft;
 pub mod train;

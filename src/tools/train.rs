@@ -1,343 +1,67 @@
-//! `ferrite train`: fits a (768 -> N) x 2 -> 1 SCReLU network (`eval::nnue`) to self-play
+//! `ferrite train`: fits a (768 -> N) x 2 -> B SCReLU network (`eval::nnue`) to self-play
 //! positions, each labelled by a blend of its search score and its game's result, with AdamW,
 //! a cosine learning-rate schedule, a held-out validation loss each epoch, and a checkpoint
 //! after each epoch that `--resume` continues from. Writes the quantised network the engine
 //! loads.
 //!
 //! The loss is bullet's: (sigmoid(output) - target)^2 with target = wdl x result +
-//! (1 - wdl) x sigmoid(score / 400), both from the side to move.
+//! (1 - wdl) x sigmoid(score / K), both from the side to move. K, the scale at which the
+//! data's scores predict its results, is fitted to the training positions before training
+//! (`fit_scale`) unless given; the network's output times K is its evaluation in
+//! centipawns, and the file carries K as its output scale.
 
-use crate::eval::nnue::{Network, INPUTS, QA, QB, SCALE, WEIGHT_LIMIT};
+use crate::eval::nnue::{output_bucket, Network, INPUTS, OUTPUT_BUCKETS, QA, QB, WEIGHT_LIMIT};
 use crate::rng::SplitMix64;
-use crate::search::DECISIVE;
-use crate::tools::datagen::read_games;
+use arrayvec::ArrayVec;
 use bulletformat::ChessBoard;
-use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Color, Position};
-use std::io::{BufRead, BufReader, Write};
+use std::fmt;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Which positions are worth training on.
-#[derive(Clone, Copy, Debug)]
-pub struct Filter {
-    /// Positions before this ply of the game (counted from the initial position) are dropped.
-    pub min_ply: u32,
+/// The shape of a network: hidden units, output heads, and whether each perspective's
+/// files are mirrored so its king stands on e-h.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub hidden: usize,
+    pub buckets: usize,
+    pub mirrored: bool,
 }
 
-impl Filter {
-    /// Positions in check, whose best move is a capture or a promotion, or with a mate
-    /// score say little about a quiet evaluation: they are dropped, as are the first plies.
-    fn keeps(&self, in_check: bool, tactical: bool, white_score: i32, ply: u32) -> bool {
-        !in_check
-            && !tactical
-            && white_score.abs() < DECISIVE.min(i32::from(i16::MAX))
-            && ply >= self.min_ply
-    }
-}
+/// The features of a training board, at most 32 a perspective.
+type Features = ArrayVec<u16, 32>;
 
-/// What loading found.
-#[derive(Debug, Default)]
-pub struct LoadReport {
-    pub read: u64,
-    pub kept: u64,
-    pub problems: Vec<String>,
-}
-
-/// Appends the kept positions of a data file to `out`: viriformat (`.vf`, from
-/// `ferrite datagen`) or text lines `FEN | score | result | move` (White's view).
-pub fn load(path: &Path, filter: Filter, out: &mut Vec<ChessBoard>) -> Result<LoadReport, String> {
-    let file =
-        std::fs::File::open(path).map_err(|e| format!("cannot open {}: {e}", path.display()))?;
-    let reader = BufReader::new(file);
-    if path.extension().is_some_and(|e| e == "vf") {
-        load_games(reader, filter, out).map_err(|e| format!("{}: {e}", path.display()))
-    } else {
-        load_text(reader, filter, out).map_err(|e| format!("{}: {e}", path.display()))
-    }
-}
-
-fn load_games(
-    reader: impl BufRead,
-    filter: Filter,
-    out: &mut Vec<ChessBoard>,
-) -> std::io::Result<LoadReport> {
-    let mut report = LoadReport::default();
-    let before = out.len();
-    let mut failure = None;
-    let games = read_games(reader, |game| {
-        let kept = game.splat_to_bulletformat_with_filter_callback(
-            |board| {
-                out.push(board);
-                Ok(())
-            },
-            |mv, score, board, _, _| {
-                report.read += 1;
-                let ply = board.ply() as u32;
-                !filter.keeps(board.in_check(), board.is_tactical(mv), score, ply)
-            },
-        );
-        if let Err(err) = kept {
-            failure.get_or_insert(err.to_string());
+/// The features of a training board from both perspectives (the side to move's, then the
+/// other side's) and its output head. bulletformat's board is already seen from the side to
+/// move (its pieces have colour bit 0 and the board is mirrored when Black is to move); its
+/// `opp_ksq` is the other king seen from the other side. `reflect` swaps the files of the
+/// whole position (a to h), which is worth the same to the side to move since the network
+/// does not see castling rights.
+fn features(board: &ChessBoard, shape: Shape, reflect: bool) -> (Features, Features, usize) {
+    let reflect = if reflect { 7 } else { 0 };
+    let flip = |king: u8| {
+        if shape.mirrored && (usize::from(king) ^ reflect) % 8 < 4 {
+            7
+        } else {
+            0
         }
-    })?;
-    if let Some(err) = failure {
-        report.problems.push(err);
-    }
-    if let Some(tail) = games.damaged_tail {
-        report
-            .problems
-            .push(format!("damaged tail skipped ({tail})"));
-    }
-    report.kept = (out.len() - before) as u64;
-    Ok(report)
-}
-
-fn load_text(
-    reader: impl BufRead,
-    filter: Filter,
-    out: &mut Vec<ChessBoard>,
-) -> std::io::Result<LoadReport> {
-    let mut report = LoadReport::default();
-    let before = out.len();
-    let mut skipped = 0;
-    for (number, line) in reader.lines().enumerate() {
-        let line = line?;
-        if line.trim().is_empty() {
-            continue;
-        }
-        report.read += 1;
-        match text_position(&line, filter) {
-            Ok(Some(board)) => out.push(board),
-            Ok(None) => {}
-            Err(err) => {
-                skipped += 1;
-                if report.problems.len() < 10 {
-                    report.problems.push(format!("line {}: {err}", number + 1));
-                }
-            }
-        }
-    }
-    if skipped > report.problems.len() {
-        report
-            .problems
-            .push(format!("{skipped} malformed lines skipped in all"));
-    }
-    report.kept = (out.len() - before) as u64;
-    Ok(report)
-}
-
-/// One text line as a training position, or `None` if the filter drops it.
-fn text_position(line: &str, filter: Filter) -> Result<Option<ChessBoard>, String> {
-    let fields: Vec<&str> = line.split('|').map(str::trim).collect();
-    let [fen, score, result, mv] = fields[..] else {
-        return Err("expected 'FEN | score | result | move'".to_string());
     };
-    let pos: Chess = fen
-        .parse::<Fen>()
-        .map_err(|e| e.to_string())?
-        .into_position(CastlingMode::Standard)
-        .map_err(|e| e.to_string())?;
-    let score: i32 = score.parse().map_err(|_| format!("bad score '{score}'"))?;
-    let result: f32 = match result {
-        "1.0" | "1" => 1.0,
-        "0.5" => 0.5,
-        "0.0" | "0" => 0.0,
-        _ => return Err(format!("bad result '{result}'")),
-    };
-    let mv = mv
-        .parse::<UciMove>()
-        .map_err(|_| format!("bad move '{mv}'"))?
-        .to_move(&pos)
-        .map_err(|_| format!("illegal move '{mv}'"))?;
-    let ply = 2 * (u32::from(pos.fullmoves()) - 1) + u32::from(pos.turn() == Color::Black);
-    let tactical = mv.is_capture() || mv.is_promotion();
-    if !filter.keeps(pos.is_check(), tactical, score, ply) {
-        return Ok(None);
-    }
-    training_board(&pos, score as i16, result).map(Some)
-}
-
-/// A position in bulletformat's board, from the side to move, with White's score and result.
-fn training_board(pos: &Chess, white_score: i16, white_result: f32) -> Result<ChessBoard, String> {
-    let board = pos.board();
-    let bbs = [
-        board.white().0,
-        board.black().0,
-        board.pawns().0,
-        board.knights().0,
-        board.bishops().0,
-        board.rooks().0,
-        board.queens().0,
-        board.kings().0,
-    ];
-    ChessBoard::from_raw(
-        bbs,
-        usize::from(pos.turn() == Color::Black),
-        white_score,
-        white_result,
-    )
-}
-
-/// The features of a training board from both perspectives: the side to move's, then the
-/// other side's. bulletformat's board is already seen from the side to move (its pieces have
-/// colour bit 0 and the board is mirrored when Black is to move). `mirror` swaps the files
-/// (a to h): the same position reflected, which is worth the same to the side to move since
-/// the network does not see castling rights.
-fn features(board: &ChessBoard, mirror: bool) -> (Vec<usize>, Vec<usize>) {
-    let mut ours = Vec::with_capacity(32);
-    let mut theirs = Vec::with_capacity(32);
-    let files = if mirror { 7 } else { 0 };
+    let (our_flip, their_flip) = (flip(board.our_ksq()), flip(board.opp_ksq()));
+    let mut ours = Features::new();
+    let mut theirs = Features::new();
     for (piece, square) in *board {
         let side = usize::from(piece >> 3);
         let role = usize::from(piece & 7);
-        let square = usize::from(square) ^ files;
-        ours.push(side * 384 + role * 64 + square);
-        theirs.push((1 - side) * 384 + role * 64 + (square ^ 56));
+        let square = usize::from(square) ^ reflect;
+        ours.push((side * 384 + role * 64 + (square ^ our_flip)) as u16);
+        theirs.push(((1 - side) * 384 + role * 64 + (square ^ 56 ^ their_flip)) as u16);
     }
-    (ours, theirs)
+    let bucket = output_bucket(board.occ().count_ones(), shape.buckets);
+    (ours, theirs, bucket)
 }
 
 fn sigmoid(x: f32) -> f32 {
     1.0 / (1.0 + (-x).exp())
-}
-
-/// The network in floating point, as it is trained.
-#[derive(Clone, Debug, PartialEq)]
-pub struct FloatNet {
-    pub hidden: usize,
-    /// `[feature][hidden]`, then the feature biases, the output weights (ours, then theirs)
-    /// and the output bias: one flat vector, so the optimiser treats every weight alike.
-    pub weights: Vec<f32>,
-}
-
-impl FloatNet {
-    pub fn new(hidden: usize, seed: u64) -> FloatNet {
-        let mut rng = SplitMix64::new(seed);
-        let mut uniform = |limit: f32| {
-            let unit = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
-            (2.0 * unit - 1.0) * limit
-        };
-        let n = Self::len(hidden);
-        let mut weights = vec![0.0; n];
-        let feature_limit = 1.0 / (32.0f32).sqrt();
-        let output_limit = 1.0 / (2.0 * hidden as f32).sqrt();
-        for (i, w) in weights.iter_mut().enumerate() {
-            *w = if i < INPUTS * hidden {
-                uniform(feature_limit)
-            } else if i < (INPUTS + 1) * hidden {
-                0.0
-            } else if i < (INPUTS + 3) * hidden {
-                uniform(output_limit)
-            } else {
-                0.0
-            };
-        }
-        FloatNet { hidden, weights }
-    }
-
-    fn len(hidden: usize) -> usize {
-        (INPUTS + 3) * hidden + 1
-    }
-
-    fn bias_at(&self) -> usize {
-        INPUTS * self.hidden
-    }
-
-    fn output_at(&self) -> usize {
-        (INPUTS + 1) * self.hidden
-    }
-
-    /// Hidden pre-activations of one perspective.
-    fn accumulate(&self, features: &[usize]) -> Vec<f32> {
-        let h = self.hidden;
-        let mut acc = self.weights[self.bias_at()..self.bias_at() + h].to_vec();
-        for &f in features {
-            for (a, w) in acc.iter_mut().zip(&self.weights[f * h..(f + 1) * h]) {
-                *a += w;
-            }
-        }
-        acc
-    }
-
-    /// The raw output (evaluation / SCALE) and both accumulators.
-    fn forward(&self, ours: &[usize], theirs: &[usize]) -> (f32, Vec<f32>, Vec<f32>) {
-        let (a, b) = (self.accumulate(ours), self.accumulate(theirs));
-        let out = self.output_at();
-        let h = self.hidden;
-        let mut sum = self.weights[out + 2 * h];
-        for j in 0..h {
-            sum += screlu(a[j]) * self.weights[out + j] + screlu(b[j]) * self.weights[out + h + j];
-        }
-        (sum, a, b)
-    }
-
-    /// The evaluation of a training board in centipawns from the side to move.
-    pub fn evaluate(&self, board: &ChessBoard) -> f32 {
-        let (ours, theirs) = features(board, false);
-        self.forward(&ours, &theirs).0 * SCALE as f32
-    }
-
-    /// Adds the gradient of one position's loss (reflected if `sample.mirror`) to `grad` and
-    /// returns the loss.
-    fn backprop(&self, sample: Sample, wdl: f32, grad: &mut [f32]) -> f32 {
-        let board = &sample.board;
-        let (ours, theirs) = features(board, sample.mirror);
-        let (out, a, b) = self.forward(&ours, &theirs);
-        let target = wdl * f32::from(board.result) / 2.0
-            + (1.0 - wdl) * sigmoid(f32::from(board.score) / SCALE as f32);
-        let predicted = sigmoid(out);
-        let error = predicted - target;
-        let g = 2.0 * error * predicted * (1.0 - predicted);
-        let h = self.hidden;
-        let (bias_at, out_at) = (self.bias_at(), self.output_at());
-        grad[out_at + 2 * h] += g;
-        for (acc, features, offset) in [(&a, &ours, 0), (&b, &theirs, h)] {
-            for j in 0..h {
-                grad[out_at + offset + j] += g * screlu(acc[j]);
-                let d = g * self.weights[out_at + offset + j] * screlu_slope(acc[j]);
-                if d != 0.0 {
-                    grad[bias_at + j] += d;
-                    for &f in features.iter() {
-                        grad[f * h + j] += d;
-                    }
-                }
-            }
-        }
-        error * error
-    }
-
-    /// The mean loss over `boards`.
-    pub fn loss(&self, boards: &[ChessBoard], wdl: f32) -> f32 {
-        let mut scratch = vec![0.0; self.weights.len()];
-        let total: f32 = boards
-            .iter()
-            .map(|&board| self.backprop(Sample::plain(board), wdl, &mut scratch))
-            .sum();
-        total / boards.len().max(1) as f32
-    }
-
-    /// The network the engine loads.
-    pub fn quantise(&self) -> Network {
-        let h = self.hidden;
-        let q = |w: f32, scale: i32| (w * scale as f32).round() as i16;
-        let out = self.output_at();
-        Network {
-            hidden: h,
-            feature_weights: self.weights[..INPUTS * h]
-                .iter()
-                .map(|&w| q(w, QA))
-                .collect(),
-            feature_bias: self.weights[self.bias_at()..out]
-                .iter()
-                .map(|&w| q(w, QA))
-                .collect(),
-            output_weights: self.weights[out..out + 2 * h]
-                .iter()
-                .map(|&w| q(w, QB))
-                .collect(),
-            output_bias: (self.weights[out + 2 * h] * (QA * QB) as f32).round() as i32,
-        }
-    }
 }
 
 fn screlu(x: f32) -> f32 {
@@ -351,6 +75,281 @@ fn screlu_slope(x: f32) -> f32 {
     } else {
         0.0
     }
+}
+
+/// What a position is trained towards: `wdl` of the result, the rest the score through a
+/// sigmoid of scale `k`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Target {
+    pub wdl: f32,
+    pub k: f32,
+}
+
+impl Target {
+    fn of(self, board: &ChessBoard) -> f32 {
+        self.wdl * f32::from(board.result) / 2.0
+            + (1.0 - self.wdl) * sigmoid(f32::from(board.score) / self.k)
+    }
+}
+
+/// The scale K at which the positions' scores (side to move) best predict their games'
+/// results: the least squared error of sigmoid(score / K) against the result, by
+/// golden-section search over 50..2000 (the error is unimodal in K).
+pub fn fit_scale(boards: &[ChessBoard]) -> f32 {
+    let error = |k: f64| -> f64 {
+        let total: f64 = boards
+            .iter()
+            .map(|b| {
+                let predicted = 1.0 / (1.0 + (-f64::from(b.score) / k).exp());
+                (predicted - f64::from(b.result) / 2.0).powi(2)
+            })
+            .sum();
+        total / boards.len().max(1) as f64
+    };
+    let (mut lo, mut hi) = (50.0f64, 2000.0f64);
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..50 {
+        let a = hi - ratio * (hi - lo);
+        let b = lo + ratio * (hi - lo);
+        if error(a) < error(b) {
+            hi = b;
+        } else {
+            lo = a;
+        }
+    }
+    ((lo + hi) / 2.0) as f32
+}
+
+/// The network in floating point, as it is trained.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FloatNet {
+    pub shape: Shape,
+    /// `[feature][hidden]`, then the feature biases, the output weights (`[bucket][ours,
+    /// theirs]`) and the output biases: one flat vector, so the optimiser treats every weight
+    /// alike.
+    pub weights: Vec<f32>,
+}
+
+impl FloatNet {
+    pub fn new(shape: Shape, seed: u64) -> FloatNet {
+        let mut rng = SplitMix64::new(seed);
+        let mut uniform = |limit: f32| {
+            let unit = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+            (2.0 * unit - 1.0) * limit
+        };
+        let net = FloatNet {
+            shape,
+            weights: Vec::new(),
+        };
+        let n = Self::len(shape);
+        let h = shape.hidden;
+        let feature_limit = 1.0 / (32.0f32).sqrt();
+        let output_limit = 1.0 / (2.0 * h as f32).sqrt();
+        let weights = (0..n)
+            .map(|i| {
+                if i < net.bias_at() {
+                    uniform(feature_limit)
+                } else if i < net.output_at() {
+                    0.0
+                } else if i < net.output_bias_at() {
+                    uniform(output_limit)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        FloatNet { shape, weights }
+    }
+
+    fn len(shape: Shape) -> usize {
+        (INPUTS + 1 + 2 * shape.buckets) * shape.hidden + shape.buckets
+    }
+
+    fn bias_at(&self) -> usize {
+        INPUTS * self.shape.hidden
+    }
+
+    fn output_at(&self) -> usize {
+        (INPUTS + 1) * self.shape.hidden
+    }
+
+    fn output_bias_at(&self) -> usize {
+        self.output_at() + 2 * self.shape.hidden * self.shape.buckets
+    }
+
+    /// The raw output (evaluation / K) of a board.
+    pub fn output(&self, board: &ChessBoard, reflect: bool) -> f32 {
+        let mut scratch = Scratch::new(self.shape.hidden);
+        let (ours, theirs, bucket) = features(board, self.shape, reflect);
+        forward(self, &ours, &theirs, bucket, &mut scratch)
+    }
+
+    /// The network the engine loads, with `scale` centipawns per unit of output.
+    pub fn quantise(&self, scale: u32) -> Network {
+        let q = |w: f32, scale: i32| (w * scale as f32).round() as i16;
+        let (bias_at, out, out_bias) = (self.bias_at(), self.output_at(), self.output_bias_at());
+        Network {
+            hidden: self.shape.hidden,
+            buckets: self.shape.buckets,
+            mirrored: self.shape.mirrored,
+            scale,
+            feature_weights: self.weights[..bias_at].iter().map(|&w| q(w, QA)).collect(),
+            feature_bias: self.weights[bias_at..out]
+                .iter()
+                .map(|&w| q(w, QA))
+                .collect(),
+            output_weights: self.weights[out..out_bias]
+                .iter()
+                .map(|&w| q(w, QB))
+                .collect(),
+            output_bias: self.weights[out_bias..]
+                .iter()
+                .map(|&w| (w * (QA * QB) as f32).round() as i32)
+                .collect(),
+        }
+    }
+}
+
+/// Per-thread buffers of one position's forward and backward pass.
+struct Scratch {
+    ours: Vec<f32>,
+    theirs: Vec<f32>,
+    d_ours: Vec<f32>,
+    d_theirs: Vec<f32>,
+}
+
+impl Scratch {
+    fn new(hidden: usize) -> Scratch {
+        Scratch {
+            ours: vec![0.0; hidden],
+            theirs: vec![0.0; hidden],
+            d_ours: vec![0.0; hidden],
+            d_theirs: vec![0.0; hidden],
+        }
+    }
+}
+
+// The hot loops are written over whole contiguous rows, element by element, so that the
+// compiler vectorises them; `part_gradient` is compiled twice, for any x86-64 and for AVX2
+// with FMA, and the second is chosen when the CPU has it.
+
+#[inline(always)]
+fn add_row(acc: &mut [f32], row: &[f32]) {
+    let n = acc.len();
+    let row = &row[..n];
+    for i in 0..n {
+        acc[i] += row[i];
+    }
+}
+
+/// `sum of screlu(acc) * w`, in eight partial sums so that the additions can run in lanes.
+#[inline(always)]
+fn screlu_dot(acc: &[f32], w: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; 8];
+    let mut a = acc.chunks_exact(8);
+    let mut b = w[..acc.len()].chunks_exact(8);
+    for (x, y) in a.by_ref().zip(b.by_ref()) {
+        for l in 0..8 {
+            let c = x[l].clamp(0.0, 1.0);
+            lanes[l] += c * c * y[l];
+        }
+    }
+    let tail: f32 = a
+        .remainder()
+        .iter()
+        .zip(b.remainder())
+        .map(|(&x, &y)| screlu(x) * y)
+        .sum();
+    lanes.iter().sum::<f32>() + tail
+}
+
+/// Fills the scratch accumulators and returns the raw output.
+#[inline(always)]
+fn forward(
+    net: &FloatNet,
+    ours: &[u16],
+    theirs: &[u16],
+    bucket: usize,
+    scratch: &mut Scratch,
+) -> f32 {
+    let h = net.shape.hidden;
+    let w = &net.weights;
+    let bias = &w[net.bias_at()..net.output_at()];
+    for (acc, features) in [(&mut scratch.ours, ours), (&mut scratch.theirs, theirs)] {
+        acc.copy_from_slice(bias);
+        for &f in features {
+            let at = usize::from(f) * h;
+            add_row(acc, &w[at..at + h]);
+        }
+    }
+    let head = net.output_at() + bucket * 2 * h;
+    w[net.output_bias_at() + bucket]
+        + screlu_dot(&scratch.ours, &w[head..head + h])
+        + screlu_dot(&scratch.theirs, &w[head + h..head + 2 * h])
+}
+
+/// Adds the gradient of each sample's loss to `grad` and returns their summed loss.
+#[inline(always)]
+fn part_gradient(net: &FloatNet, part: &[Sample], target: Target, grad: &mut [f32]) -> f32 {
+    let h = net.shape.hidden;
+    let mut scratch = Scratch::new(h);
+    let (bias_at, out_at, out_bias_at) = (net.bias_at(), net.output_at(), net.output_bias_at());
+    let mut loss = 0.0;
+    for sample in part {
+        let (ours, theirs, bucket) = features(&sample.board, net.shape, sample.reflect);
+        let out = forward(net, &ours, &theirs, bucket, &mut scratch);
+        let predicted = sigmoid(out);
+        let error = predicted - target.of(&sample.board);
+        loss += error * error;
+        let g = 2.0 * error * predicted * (1.0 - predicted);
+        let head = out_at + bucket * 2 * h;
+        grad[out_bias_at + bucket] += g;
+        let Scratch {
+            ours: acc_ours,
+            theirs: acc_theirs,
+            d_ours,
+            d_theirs,
+        } = &mut scratch;
+        for (acc, d, offset) in [
+            (&*acc_ours, &mut *d_ours, 0),
+            (&*acc_theirs, &mut *d_theirs, h),
+        ] {
+            let weights = &net.weights[head + offset..head + offset + h];
+            let out_grad = &mut grad[head + offset..head + offset + h];
+            for j in 0..h {
+                out_grad[j] += g * screlu(acc[j]);
+                d[j] = g * weights[j] * screlu_slope(acc[j]);
+            }
+        }
+        let bias_grad = &mut grad[bias_at..bias_at + h];
+        for j in 0..h {
+            bias_grad[j] += d_ours[j] + d_theirs[j];
+        }
+        for (features, d) in [(&ours, &*d_ours), (&theirs, &*d_theirs)] {
+            for &f in features.iter() {
+                let at = usize::from(f) * h;
+                add_row(&mut grad[at..at + h], d);
+            }
+        }
+    }
+    loss
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn part_gradient_avx2(net: &FloatNet, part: &[Sample], target: Target, grad: &mut [f32]) -> f32 {
+    part_gradient(net, part, target, grad)
+}
+
+/// `part_gradient` with the fastest instructions this CPU has.
+fn part_gradient_fastest(net: &FloatNet, part: &[Sample], target: Target, grad: &mut [f32]) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has just reported AVX2 and FMA, the features the function is
+        // compiled for.
+        return unsafe { part_gradient_avx2(net, part, target, grad) };
+    }
+    part_gradient(net, part, target, grad)
 }
 
 /// AdamW's moments, one pair per weight.
@@ -375,19 +374,18 @@ impl Adam {
     }
 
     /// One AdamW step over all weights, then the clip that keeps quantisation safe (the
-    /// output bias is not clipped).
-    fn update(&mut self, weights: &mut [f32], grad: &[f32], lr: f32, decay: f32) {
+    /// output biases, from `free_from` on, are not clipped).
+    fn update(&mut self, weights: &mut [f32], grad: &[f32], lr: f32, decay: f32, free_from: usize) {
         self.step += 1;
         let c1 = 1.0 - BETA1.powi(self.step.min(1 << 20) as i32);
         let c2 = 1.0 - BETA2.powi(self.step.min(1 << 20) as i32);
-        let last = weights.len() - 1;
         for i in 0..weights.len() {
             let g = grad[i];
             self.m[i] = BETA1 * self.m[i] + (1.0 - BETA1) * g;
             self.v[i] = BETA2 * self.v[i] + (1.0 - BETA2) * g * g;
             let step = (self.m[i] / c1) / ((self.v[i] / c2).sqrt() + EPSILON);
             weights[i] -= lr * (step + decay * weights[i]);
-            if i != last {
+            if i < free_from {
                 weights[i] = weights[i].clamp(-WEIGHT_LIMIT, WEIGHT_LIMIT);
             }
         }
@@ -397,26 +395,50 @@ impl Adam {
 /// What `ferrite train` was asked for.
 #[derive(Clone, Debug)]
 pub struct Settings {
-    pub hidden: usize,
+    pub shape: Shape,
     pub epochs: usize,
     pub batch_size: usize,
     pub lr: f32,
     /// The learning rate falls along a cosine to this fraction of `lr` by the last epoch.
     pub final_lr_fraction: f32,
     pub weight_decay: f32,
-    /// Weight of the game result in the target (the rest is the search score).
-    pub wdl: f32,
+    /// The training target: the weight of the game result and the sigmoid's scale.
+    pub target: Target,
     pub threads: usize,
     pub seed: u64,
     pub output: PathBuf,
     /// Continue from `output`'s checkpoint.
     pub resume: bool,
     /// Train on each position reflected a to h in about half the epochs.
-    pub mirror: bool,
+    pub reflect: bool,
 }
 
+/// Why training could not go on.
+#[derive(Debug)]
+pub enum TrainError {
+    NoPositions,
+    Write(PathBuf, std::io::Error),
+    ReadCheckpoint(PathBuf, std::io::Error),
+    Checkpoint(PathBuf, String),
+}
+
+impl fmt::Display for TrainError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            TrainError::NoPositions => write!(f, "no training positions"),
+            TrainError::Write(path, err) => write!(f, "cannot write {}: {err}", path.display()),
+            TrainError::ReadCheckpoint(path, err) => {
+                write!(f, "cannot read {}: {err}", path.display())
+            }
+            TrainError::Checkpoint(path, why) => write!(f, "{}: {why}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for TrainError {}
+
 /// Separates the reflection draws of one epoch from the next.
-const MIRROR_SALT: u64 = 0xA24B_AED4_963E_E407;
+const REFLECT_SALT: u64 = 0xA24B_AED4_963E_E407;
 
 /// The state written after every epoch: enough to continue exactly there.
 struct Checkpoint {
@@ -431,13 +453,23 @@ fn checkpoint_path(output: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
+const CHECKPOINT_MAGIC: &[u8; 4] = b"FEC2";
+const CHECKPOINT_HEADER: usize = 4 + 5 * 8;
+
 impl Checkpoint {
     fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        out.extend_from_slice(b"FECK");
-        out.extend_from_slice(&(self.epoch as u64).to_le_bytes());
-        out.extend_from_slice(&(self.net.hidden as u64).to_le_bytes());
-        out.extend_from_slice(&self.adam.step.to_le_bytes());
+        out.extend_from_slice(CHECKPOINT_MAGIC);
+        let shape = self.net.shape;
+        for field in [
+            self.epoch as u64,
+            shape.hidden as u64,
+            shape.buckets as u64,
+            u64::from(shape.mirrored),
+            self.adam.step,
+        ] {
+            out.extend_from_slice(&field.to_le_bytes());
+        }
         for x in self
             .net
             .weights
@@ -451,66 +483,79 @@ impl Checkpoint {
     }
 
     fn from_bytes(bytes: &[u8]) -> Result<Checkpoint, String> {
-        if bytes.len() < 28 || &bytes[..4] != b"FECK" {
-            return Err("not a training checkpoint".to_string());
+        if bytes.len() < CHECKPOINT_HEADER || &bytes[..4] != CHECKPOINT_MAGIC {
+            return Err("not a training checkpoint of this version".to_string());
         }
-        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"));
-        let (epoch, hidden, step) = (word(4) as usize, word(12) as usize, word(20));
-        if hidden == 0 || hidden > 1 << 14 {
-            return Err(format!("checkpoint of {hidden} hidden units"));
+        let word = |i: usize| {
+            let at = 4 + 8 * i;
+            u64::from_le_bytes(bytes[at..at + 8].try_into().expect("8 bytes"))
+        };
+        let shape = Shape {
+            hidden: word(1) as usize,
+            buckets: word(2) as usize,
+            mirrored: word(3) != 0,
+        };
+        if !(1..=1 << 14).contains(&shape.hidden) || !(1..=32).contains(&shape.buckets) {
+            return Err(format!("checkpoint of shape {shape:?}"));
         }
-        let n = FloatNet::len(hidden);
-        if bytes.len() != 28 + 12 * n {
+        let n = FloatNet::len(shape);
+        if bytes.len() != CHECKPOINT_HEADER + 12 * n {
             return Err("checkpoint of the wrong size".to_string());
         }
-        let floats: Vec<f32> = bytes[28..]
+        let floats: Vec<f32> = bytes[CHECKPOINT_HEADER..]
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect();
         Ok(Checkpoint {
-            epoch,
+            epoch: word(0) as usize,
             net: FloatNet {
-                hidden,
+                shape,
                 weights: floats[..n].to_vec(),
             },
             adam: Adam {
                 m: floats[n..2 * n].to_vec(),
                 v: floats[2 * n..].to_vec(),
-                step,
+                step: word(4),
             },
         })
     }
 }
 
 /// Writes `bytes` to `path` through a temporary file, so a kill never leaves half a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<(), String> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
     std::fs::File::create(&tmp)
         .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
         .and_then(|()| std::fs::rename(&tmp, path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
 
 /// A training position as one step sees it: as stored, or reflected.
 #[derive(Clone, Copy, Debug)]
 struct Sample {
     board: ChessBoard,
-    mirror: bool,
+    reflect: bool,
 }
 
+#[cfg(test)]
 impl Sample {
     fn plain(board: ChessBoard) -> Sample {
         Sample {
             board,
-            mirror: false,
+            reflect: false,
         }
     }
 }
 
-/// The gradient of a batch, summed over `threads` threads, and its total loss.
-fn batch_gradient(net: &FloatNet, batch: &[Sample], wdl: f32, threads: usize) -> (Vec<f32>, f32) {
+/// The gradient of a batch, summed over `threads` threads and divided by its size, and its
+/// total loss.
+fn batch_gradient(
+    net: &FloatNet,
+    batch: &[Sample],
+    target: Target,
+    threads: usize,
+) -> (Vec<f32>, f32) {
     let chunk = batch.len().div_ceil(threads.max(1)).max(1);
     let parts: Vec<(Vec<f32>, f32)> = std::thread::scope(|scope| {
         let handles: Vec<_> = batch
@@ -518,10 +563,7 @@ fn batch_gradient(net: &FloatNet, batch: &[Sample], wdl: f32, threads: usize) ->
             .map(|part| {
                 scope.spawn(move || {
                     let mut grad = vec![0.0; net.weights.len()];
-                    let loss = part
-                        .iter()
-                        .map(|&sample| net.backprop(sample, wdl, &mut grad))
-                        .sum::<f32>();
+                    let loss = part_gradient_fastest(net, part, target, &mut grad);
                     (grad, loss)
                 })
             })
@@ -531,17 +573,47 @@ fn batch_gradient(net: &FloatNet, batch: &[Sample], wdl: f32, threads: usize) ->
             .map(|h| h.join().expect("a training thread panicked"))
             .collect()
     });
-    let mut total = vec![0.0; net.weights.len()];
-    let mut loss = 0.0;
+    let mut parts = parts.into_iter();
+    let (mut total, mut loss) = parts.next().unwrap_or_default();
     for (grad, part_loss) in parts {
-        for (t, g) in total.iter_mut().zip(grad) {
-            *t += g;
-        }
+        add_row(&mut total, &grad);
         loss += part_loss;
     }
     let scale = 1.0 / batch.len().max(1) as f32;
     total.iter_mut().for_each(|g| *g *= scale);
     (total, loss)
+}
+
+/// The mean loss over `boards`, on `threads` threads.
+pub fn loss(net: &FloatNet, boards: &[ChessBoard], target: Target, threads: usize) -> f32 {
+    let chunk = boards.len().div_ceil(threads.max(1)).max(1);
+    let total: f32 = std::thread::scope(|scope| {
+        let handles: Vec<_> = boards
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|board| {
+                            let error = sigmoid(net.output(board, false)) - target.of(board);
+                            error * error
+                        })
+                        .sum::<f32>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a loss thread panicked"))
+            .sum()
+    });
+    total / boards.len().max(1) as f32
+}
+
+/// The learning rate of `epoch` (from 0): a cosine from `lr` to `final_lr_fraction x lr`.
+fn learning_rate(settings: &Settings, epoch: usize) -> f32 {
+    let progress = epoch as f32 / (settings.epochs.max(2) - 1) as f32;
+    let cosine = 0.5 * (1.0 + (std::f32::consts::PI * progress).cos());
+    settings.lr * (settings.final_lr_fraction + (1.0 - settings.final_lr_fraction) * cosine)
 }
 
 /// Trains on `train`, reports the loss on `validation` after every epoch, writes the
@@ -551,29 +623,34 @@ pub fn train(
     train: &[ChessBoard],
     validation: &[ChessBoard],
     mut log: impl FnMut(&str),
-) -> Result<FloatNet, String> {
+) -> Result<FloatNet, TrainError> {
     if train.is_empty() {
-        return Err("no training positions".to_string());
+        return Err(TrainError::NoPositions);
     }
     let ckpt_path = checkpoint_path(&settings.output);
     let (mut net, mut adam, first_epoch) = if settings.resume {
         let bytes = std::fs::read(&ckpt_path)
-            .map_err(|e| format!("cannot read {}: {e}", ckpt_path.display()))?;
-        let ckpt =
-            Checkpoint::from_bytes(&bytes).map_err(|e| format!("{}: {e}", ckpt_path.display()))?;
-        if ckpt.net.hidden != settings.hidden {
-            return Err(format!(
-                "the checkpoint has {} hidden units, not {}",
-                ckpt.net.hidden, settings.hidden
+            .map_err(|e| TrainError::ReadCheckpoint(ckpt_path.clone(), e))?;
+        let ckpt = Checkpoint::from_bytes(&bytes)
+            .map_err(|e| TrainError::Checkpoint(ckpt_path.clone(), e))?;
+        if ckpt.net.shape != settings.shape {
+            return Err(TrainError::Checkpoint(
+                ckpt_path,
+                format!(
+                    "the checkpoint's shape is {:?}, not {:?}",
+                    ckpt.net.shape, settings.shape
+                ),
             ));
         }
         log(&format!("resuming after epoch {}", ckpt.epoch));
         (ckpt.net, ckpt.adam, ckpt.epoch)
     } else {
-        let net = FloatNet::new(settings.hidden, settings.seed);
+        let net = FloatNet::new(settings.shape, settings.seed);
         let n = net.weights.len();
         (net, Adam::new(n), 0)
     };
+    let scale = settings.target.k.round() as u32;
+    let free_from = net.output_bias_at();
     let batches = train.len().div_ceil(settings.batch_size);
     let mut order: Vec<u32> = Vec::with_capacity(train.len());
     for epoch in first_epoch..settings.epochs {
@@ -585,33 +662,34 @@ pub fn train(
         for i in (1..order.len()).rev() {
             order.swap(i, order_rng.below(i + 1));
         }
-        // Unless --no-mirror, each position is reflected in about half the epochs, by a draw of
+        // With reflection, each position is reflected in about half the epochs, by a draw of
         // the seed and the epoch alone (so a resumed run reflects as the first run would).
-        let mut mirror_rng =
-            SplitMix64::new(settings.seed ^ (epoch as u64).wrapping_mul(MIRROR_SALT));
-        let mut mirror_bits = 0u64;
-        let progress = epoch as f32 / (settings.epochs.max(2) - 1) as f32;
-        let cosine = 0.5 * (1.0 + (std::f32::consts::PI * progress).cos());
-        let lr = settings.lr
-            * (settings.final_lr_fraction + (1.0 - settings.final_lr_fraction) * cosine);
+        let mut reflect_rng =
+            SplitMix64::new(settings.seed ^ (epoch as u64).wrapping_mul(REFLECT_SALT));
+        let mut reflect_bits = 0u64;
+        let lr = learning_rate(settings, epoch);
         let start = Instant::now();
         let mut epoch_loss = 0.0;
+        let mut batch: Vec<Sample> = Vec::with_capacity(settings.batch_size);
         for (b, indices) in order.chunks(settings.batch_size).enumerate() {
-            let batch: Vec<Sample> = indices
-                .iter()
-                .enumerate()
-                .map(|(k, &i)| {
-                    if k % 64 == 0 {
-                        mirror_bits = mirror_rng.next_u64();
-                    }
-                    Sample {
-                        board: train[i as usize],
-                        mirror: settings.mirror && (mirror_bits >> (k % 64)) & 1 == 1,
-                    }
-                })
-                .collect();
-            let (grad, loss) = batch_gradient(&net, &batch, settings.wdl, settings.threads);
-            adam.update(&mut net.weights, &grad, lr, settings.weight_decay);
+            batch.clear();
+            batch.extend(indices.iter().enumerate().map(|(k, &i)| {
+                if k % 64 == 0 {
+                    reflect_bits = reflect_rng.next_u64();
+                }
+                Sample {
+                    board: train[i as usize],
+                    reflect: settings.reflect && (reflect_bits >> (k % 64)) & 1 == 1,
+                }
+            }));
+            let (grad, loss) = batch_gradient(&net, &batch, settings.target, settings.threads);
+            adam.update(
+                &mut net.weights,
+                &grad,
+                lr,
+                settings.weight_decay,
+                free_from,
+            );
             epoch_loss += loss;
             if (b + 1).is_multiple_of(100) || b + 1 == batches {
                 let seen = ((b + 1) * settings.batch_size).min(train.len());
@@ -627,7 +705,10 @@ pub fn train(
         let validation_loss = if validation.is_empty() {
             String::from("-")
         } else {
-            format!("{:.6}", net.loss(validation, settings.wdl))
+            format!(
+                "{:.6}",
+                loss(&net, validation, settings.target, settings.threads)
+            )
         };
         log(&format!(
             "epoch {} done: train loss {:.6}, validation loss {validation_loss}, lr {lr:.2e}, {:.0} s",
@@ -635,54 +716,31 @@ pub fn train(
             epoch_loss / train.len() as f32,
             start.elapsed().as_secs_f64()
         ));
-        write_atomically(&settings.output, &net.quantise().to_bytes())?;
+        write_atomically(&settings.output, &net.quantise(scale).to_bytes())
+            .map_err(|e| TrainError::Write(settings.output.clone(), e))?;
         let ckpt = Checkpoint {
             epoch: epoch + 1,
             net: net.clone(),
             adam: adam.clone(),
         };
-        write_atomically(&ckpt_path, &ckpt.to_bytes())?;
+        write_atomically(&ckpt_path, &ckpt.to_bytes())
+            .map_err(|e| TrainError::Write(ckpt_path.clone(), e))?;
     }
     Ok(net)
 }
 
-/// Holds out about `fraction` of the positions for validation, in blocks of consecutive
-/// positions chosen in a seeded order. The loaders keep each game's positions together, so a
-/// block is whole games but for the two at its edges: positions of one game are alike, and a
-/// validation set sampled position by position rewards a network for memorising games (a
-/// 256-unit network once had the lower loss that way and lost every game).
-pub fn split_validation<T>(boards: Vec<T>, fraction: f64, seed: u64) -> (Vec<T>, Vec<T>) {
-    let block = (boards.len() / 100).clamp(1, 2048);
-    let blocks = boards.len().div_ceil(block);
-    let held = ((blocks as f64) * fraction.clamp(0.0, 0.5)).round() as usize;
-    let mut order: Vec<usize> = (0..blocks).collect();
-    let mut rng = SplitMix64::new(seed ^ 0x9FB2_1C65_1E98_DF25);
-    for i in (1..order.len()).rev() {
-        order.swap(i, rng.below(i + 1));
-    }
-    let mut is_held = vec![false; blocks];
-    for &b in &order[..held] {
-        is_held[b] = true;
-    }
-    let (mut train, mut validation) = (Vec::new(), Vec::new());
-    for (i, board) in boards.into_iter().enumerate() {
-        if is_held[i / block] {
-            validation.push(board);
-        } else {
-            train.push(board);
-        }
-    }
-    (train, validation)
-}
-
-/// A shakmaty position's features, for tests that compare the trainer with `eval::nnue`.
-pub fn board_of(pos: &Chess) -> Result<ChessBoard, String> {
-    training_board(pos, 0, 0.5)
-}
+/// The default shape of a new network.
+pub const DEFAULT_SHAPE: Shape = Shape {
+    hidden: 256,
+    buckets: OUTPUT_BUCKETS,
+    mirrored: true,
+};
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tools::data::training_board;
+    use shakmaty::{fen::Fen, CastlingMode, Chess, Position};
 
     fn positions() -> Vec<Chess> {
         [
@@ -692,6 +750,7 @@ mod tests {
             "4k3/8/8/3q4/8/8/3Q4/4K3 b - - 0 1",
             "rnbqkb1r/pp1p1ppp/5n2/2pPp3/8/8/PPP1PPPP/RNBQKBNR w KQkq e6 0 4",
             "6k1/5ppp/8/8/8/8/5PPP/3R2K1 w - - 0 1",
+            "1k6/ppp5/8/8/8/8/PPP5/1K1R4 b - - 0 1",
         ]
         .iter()
         .map(|fen| {
@@ -703,7 +762,7 @@ mod tests {
         .collect()
     }
 
-    /// Training boards with made-up labels: a score by material, and a result.
+    /// Training boards with made-up labels: a score, and a result.
     fn boards() -> Vec<ChessBoard> {
         positions()
             .iter()
@@ -715,79 +774,164 @@ mod tests {
             .collect()
     }
 
+    const SHAPES: [Shape; 3] = [
+        Shape {
+            hidden: 4,
+            buckets: 1,
+            mirrored: false,
+        },
+        Shape {
+            hidden: 12,
+            buckets: OUTPUT_BUCKETS,
+            mirrored: false,
+        },
+        Shape {
+            hidden: 12,
+            buckets: OUTPUT_BUCKETS,
+            mirrored: true,
+        },
+    ];
+
+    const TARGET: Target = Target { wdl: 0.3, k: 310.0 };
+
+    /// One position's loss and gradient through the portable code.
+    fn gradient(net: &FloatNet, board: ChessBoard) -> (f32, Vec<f32>) {
+        let mut grad = vec![0.0; net.weights.len()];
+        let loss = part_gradient(net, &[Sample::plain(board)], TARGET, &mut grad);
+        (loss, grad)
+    }
+
     #[test]
     fn the_gradient_equals_finite_differences() {
-        let net = FloatNet::new(4, 7);
-        let wdl = 0.3;
-        for board in boards() {
-            let mut grad = vec![0.0; net.weights.len()];
-            net.backprop(Sample::plain(board), wdl, &mut grad);
-            let (ours, _) = features(&board, false);
-            // A weight of an active feature, a bias, output weights of both sides, the bias.
-            let h = net.hidden;
-            let checked = [
-                ours[0] * h + 1,
-                ours[3] * h,
-                net.bias_at() + 2,
-                net.output_at(),
-                net.output_at() + h + 3,
-                net.weights.len() - 1,
-            ];
-            for &i in &checked {
-                let step = 1e-3;
-                let mut plus = net.clone();
-                plus.weights[i] += step;
-                let mut minus = net.clone();
-                minus.weights[i] -= step;
-                let numeric = (plus.loss(&[board], wdl) - minus.loss(&[board], wdl)) / (2.0 * step);
-                let tolerance = 1e-4 + 0.05 * numeric.abs();
-                assert!(
-                    (grad[i] - numeric).abs() <= tolerance,
-                    "weight {i}: {} against {numeric}",
-                    grad[i]
+        for shape in SHAPES {
+            // Weights large enough that some hidden units saturate and some are dead.
+            let mut net = FloatNet::new(shape, 7);
+            net.weights.iter_mut().for_each(|w| *w *= 3.0);
+            for board in boards() {
+                let (_, grad) = gradient(&net, board);
+                let (ours, _, bucket) = features(&board, shape, false);
+                let h = shape.hidden;
+                let head = net.output_at() + bucket * 2 * h;
+                // Weights of active features, a bias, output weights of both sides, the bias.
+                let checked = [
+                    usize::from(ours[0]) * h + 1,
+                    usize::from(ours[3]) * h,
+                    net.bias_at() + 2,
+                    head,
+                    head + h + 3,
+                    net.output_bias_at() + bucket,
+                ];
+                for &i in &checked {
+                    let step = 1e-3;
+                    let mut plus = net.clone();
+                    plus.weights[i] += step;
+                    let mut minus = net.clone();
+                    minus.weights[i] -= step;
+                    let numeric =
+                        (gradient(&plus, board).0 - gradient(&minus, board).0) / (2.0 * step);
+                    let tolerance = 1e-4 + 0.05 * numeric.abs();
+                    assert!(
+                        (grad[i] - numeric).abs() <= tolerance,
+                        "{shape:?} weight {i}: {} against {numeric}",
+                        grad[i]
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_fastest_kernels_compute_the_portable_gradient() {
+        let shape = SHAPES[2];
+        let net = FloatNet::new(shape, 9);
+        let samples: Vec<Sample> = boards()
+            .into_iter()
+            .enumerate()
+            .map(|(i, board)| Sample {
+                board,
+                reflect: i % 2 == 1,
+            })
+            .collect();
+        let mut portable = vec![0.0; net.weights.len()];
+        let mut fastest = vec![0.0; net.weights.len()];
+        let a = part_gradient(&net, &samples, TARGET, &mut portable);
+        let b = part_gradient_fastest(&net, &samples, TARGET, &mut fastest);
+        assert!((a - b).abs() <= 1e-5 * a.abs().max(1.0), "{a} {b}");
+        for (x, y) in portable.iter().zip(&fastest) {
+            assert!((x - y).abs() <= 1e-5 * x.abs().max(1e-3), "{x} {y}");
+        }
+    }
+
+    fn reflected(pos: &Chess) -> Chess {
+        let mut setup = pos.to_setup(shakmaty::EnPassantMode::Legal);
+        setup.board.flip_horizontal();
+        setup.castling_rights = shakmaty::Bitboard::EMPTY;
+        setup.ep_square = None;
+        setup.position(CastlingMode::Standard).unwrap()
+    }
+
+    fn sorted((mut a, mut b, bucket): (Features, Features, usize)) -> (Features, Features, usize) {
+        a.sort_unstable();
+        b.sort_unstable();
+        (a, b, bucket)
+    }
+
+    #[test]
+    fn a_reflected_sample_has_the_features_of_the_reflected_position() {
+        for shape in SHAPES {
+            for pos in positions() {
+                let board = training_board(&pos, 0, 0.5).unwrap();
+                let mirror = training_board(&reflected(&pos), 0, 0.5).unwrap();
+                assert_eq!(
+                    sorted(features(&board, shape, true)),
+                    sorted(features(&mirror, shape, false))
+                );
+                // Without mirrored inputs the reflection is new information; with them it is
+                // the same input.
+                assert_eq!(
+                    sorted(features(&board, shape, true)) == sorted(features(&board, shape, false)),
+                    shape.mirrored,
+                    "{shape:?}"
                 );
             }
         }
     }
 
     #[test]
-    fn a_reflected_sample_has_the_features_of_the_reflected_position() {
-        for pos in positions() {
-            let mut setup = pos.to_setup(shakmaty::EnPassantMode::Legal);
-            setup.board.flip_horizontal();
-            setup.castling_rights = shakmaty::Bitboard::EMPTY;
-            setup.ep_square = None;
-            let reflected: Chess = setup.position(CastlingMode::Standard).unwrap();
-            let sorted = |(mut a, mut b): (Vec<usize>, Vec<usize>)| {
-                a.sort_unstable();
-                b.sort_unstable();
-                (a, b)
-            };
-            let board = board_of(&pos).unwrap();
-            assert_eq!(
-                sorted(features(&board, true)),
-                sorted(features(&board_of(&reflected).unwrap(), false))
-            );
-            assert_ne!(
-                sorted(features(&board, true)),
-                sorted(features(&board, false))
-            );
+    fn a_tiny_network_fits_a_toy_target() {
+        for shape in SHAPES {
+            let mut net = FloatNet::new(shape, 3);
+            let data = boards();
+            let samples: Vec<Sample> = data.iter().copied().map(Sample::plain).collect();
+            let mut adam = Adam::new(net.weights.len());
+            let target = Target { wdl: 0.0, k: 400.0 };
+            let before = loss(&net, &data, target, 1);
+            let free_from = net.output_bias_at();
+            for _ in 0..300 {
+                let (grad, _) = batch_gradient(&net, &samples, target, 2);
+                adam.update(&mut net.weights, &grad, 0.01, 0.0, free_from);
+            }
+            let after = loss(&net, &data, target, 2);
+            assert!(after < before / 10.0, "{shape:?}: loss {before} -> {after}");
         }
     }
 
     #[test]
-    fn a_tiny_network_fits_a_toy_target() {
-        let mut net = FloatNet::new(8, 3);
-        let data = boards();
-        let samples: Vec<Sample> = data.iter().copied().map(Sample::plain).collect();
-        let mut adam = Adam::new(net.weights.len());
-        let before = net.loss(&data, 0.0);
-        for _ in 0..300 {
-            let (grad, _) = batch_gradient(&net, &samples, 0.0, 2);
-            adam.update(&mut net.weights, &grad, 0.01, 0.0);
-        }
-        let after = net.loss(&data, 0.0);
-        assert!(after < before / 10.0, "loss {before} -> {after}");
+    fn the_fitted_scale_is_the_one_the_data_was_made_with() {
+        // Results drawn so that a score s wins with probability sigmoid(s / 250).
+        let pos = &positions()[0];
+        let mut rng = SplitMix64::new(5);
+        let boards: Vec<ChessBoard> = (0..40_000)
+            .map(|_| {
+                let score = (rng.below(1201) as i32 - 600) as i16;
+                let p = sigmoid(f32::from(score) / 250.0);
+                let unit = (rng.next_u64() >> 40) as f32 / (1u64 << 24) as f32;
+                let result = if unit < p { 1.0 } else { 0.0 };
+                training_board(pos, score, result).unwrap()
+            })
+            .collect();
+        let k = fit_scale(&boards);
+        assert!((k - 250.0).abs() < 15.0, "K = {k}");
     }
 
     /// The float network whose weights are exactly the quantised ones.
@@ -798,10 +942,14 @@ mod tests {
         let weights = scaled(&net.feature_weights, QA)
             .chain(scaled(&net.feature_bias, QA))
             .chain(scaled(&net.output_weights, QB))
-            .chain(std::iter::once(net.output_bias as f32 / (QA * QB) as f32))
+            .chain(net.output_bias.iter().map(|&b| b as f32 / (QA * QB) as f32))
             .collect();
         FloatNet {
-            hidden: net.hidden,
+            shape: Shape {
+                hidden: net.hidden,
+                buckets: net.buckets,
+                mirrored: net.mirrored,
+            },
             weights,
         }
     }
@@ -811,19 +959,34 @@ mod tests {
         // The integer arithmetic equals the float arithmetic on the same (rounded) weights
         // within 2 cp (the truncating divisions); rounding the weights themselves (to 1/255,
         // and 1/64 in the output layer) moves these evaluations by less than 25 cp.
-        let net = FloatNet::new(32, 11);
-        let quantised = Network::from_bytes(&net.quantise().to_bytes()).unwrap();
-        let rounded = dequantised(&quantised);
-        for pos in positions() {
-            let board = board_of(&pos).unwrap();
-            let int = quantised.evaluate(&pos) as f32;
-            let same_weights = rounded.evaluate(&board);
-            assert!(
-                (same_weights - int).abs() <= 2.0,
-                "{same_weights} against {int}"
-            );
-            let float = net.evaluate(&board);
-            assert!((float - int).abs() <= 25.0, "{float} against {int}");
+        for shape in SHAPES {
+            let shape = Shape {
+                hidden: 32,
+                ..shape
+            };
+            let mut net = FloatNet::new(shape, 11);
+            // Output biases that differ by head, so a wrong head shows.
+            let at = net.output_bias_at();
+            for (b, w) in net.weights[at..].iter_mut().enumerate() {
+                *w = 0.1 * b as f32 - 0.3;
+            }
+            let scale = 290;
+            let quantised = Network::from_bytes(&net.quantise(scale).to_bytes()).unwrap();
+            let rounded = dequantised(&quantised);
+            for pos in positions() {
+                let board = training_board(&pos, 0, 0.5).unwrap();
+                let int = quantised.evaluate(&pos) as f32;
+                let same_weights = rounded.output(&board, false) * scale as f32;
+                assert!(
+                    (same_weights - int).abs() <= 2.0,
+                    "{shape:?}: {same_weights} against {int}"
+                );
+                let float = net.output(&board, false) * scale as f32;
+                assert!(
+                    (float - int).abs() <= 25.0,
+                    "{shape:?}: {float} against {int}"
+                );
+            }
         }
     }
 
@@ -832,61 +995,33 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("ferrite-train-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let settings = |epochs: usize, resume: bool, name: &str| Settings {
-            hidden: 8,
+            shape: SHAPES[2],
             epochs,
             batch_size: 4,
             lr: 0.01,
             final_lr_fraction: 0.1,
             weight_decay: 0.01,
-            wdl: 0.5,
+            target: TARGET,
             threads: 2,
             seed: 5,
             output: dir.join(name),
             resume,
-            mirror: true,
+            reflect: true,
         };
         let whole = train(&settings(3, false, "a.nnue"), &boards(), &[], |_| {}).unwrap();
         train(&settings(1, false, "b.nnue"), &boards(), &[], |_| {}).unwrap();
         let resumed = train(&settings(3, true, "b.nnue"), &boards(), &[], |_| {}).unwrap();
         assert_eq!(whole, resumed);
         let written = std::fs::read(dir.join("b.nnue")).unwrap();
-        assert_eq!(Network::from_bytes(&written).unwrap(), resumed.quantise());
+        let network = Network::from_bytes(&written).unwrap();
+        assert_eq!(network, resumed.quantise(310));
+        assert_eq!(network.scale, 310, "the file carries the target's scale");
+        // A checkpoint of another shape is refused.
+        let other = Settings {
+            shape: SHAPES[1],
+            ..settings(4, true, "b.nnue")
+        };
+        assert!(train(&other, &boards(), &[], |_| {}).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
-    }
-
-    #[test]
-    fn text_data_is_filtered_and_read_from_the_side_to_move() {
-        let filter = Filter { min_ply: 0 };
-        let line =
-            "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3 | 35 | 1.0 | g8f6";
-        let board = text_position(line, filter).unwrap().unwrap();
-        assert_eq!(
-            (board.score, board.result),
-            (-35, 0),
-            "Black to move: White's +35 and win"
-        );
-        let capture =
-            "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2 | 20 | 0.5 | e4d5";
-        assert_eq!(text_position(capture, filter).unwrap(), None);
-        let early = Filter { min_ply: 16 };
-        assert_eq!(text_position(line, early).unwrap(), None);
-        assert!(text_position("not a line", filter).is_err());
-        assert!(text_position("8/8/8/8/8/8/8/8 w - - 0 1 | 0 | 0.5 | e2e4", filter).is_err());
-    }
-
-    #[test]
-    fn validation_is_held_out_in_blocks_of_consecutive_positions() {
-        let positions: Vec<usize> = (0..100_000).collect();
-        let (train, validation) = split_validation(positions, 0.02, 7);
-        assert_eq!(train.len() + validation.len(), 100_000);
-        assert_eq!(validation.len(), 2 * 1000, "two blocks of 1000");
-        // Each held-out block is a run of consecutive positions (whole games).
-        for run in validation.chunks(1000) {
-            assert!(run.windows(2).all(|w| w[1] == w[0] + 1), "{:?}", &run[..3]);
-            assert_eq!(run[0] % 1000, 0);
-        }
-        // Another seed holds out other blocks.
-        let (_, other) = split_validation((0..100_000).collect::<Vec<usize>>(), 0.02, 8);
-        assert_ne!(other, validation);
     }
 }

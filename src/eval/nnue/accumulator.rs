@@ -5,21 +5,17 @@
 //! normal course of a search.
 
 use super::simd::Kernels;
-use super::{feature, Network, QA, QB, SCALE};
+use super::{output_bucket, Network, View};
 use crate::board::{Change, Placement};
 use arrayvec::ArrayVec;
-use shakmaty::{Chess, Color, Move, Position};
+use shakmaty::{Chess, Color, File, Move, Position, Role, Square};
 use std::sync::Arc;
 
-/// The feature rows of `placements` seen from `perspective`.
-fn rows<'n>(
-    net: &'n Network,
-    perspective: Color,
-    placements: &[Placement],
-) -> ArrayVec<&'n [i16], 2> {
+/// The feature rows of `placements` seen through `view`.
+fn rows<'n>(net: &'n Network, view: View, placements: &[Placement]) -> ArrayVec<&'n [i16], 2> {
     placements
         .iter()
-        .map(|&(color, role, square)| net.row(feature(perspective, color, role, square)))
+        .map(|&(color, role, square)| net.row(view.feature(color, role, square)))
         .collect()
 }
 
@@ -28,6 +24,27 @@ fn side_index(color: Color) -> usize {
         Color::White => 0,
         Color::Black => 1,
     }
+}
+
+/// Where the king of the side making `mv` stands afterwards, if `mv` moves it.
+fn king_destination(mv: Move) -> Option<Square> {
+    match mv {
+        Move::Normal {
+            role: Role::King,
+            to,
+            ..
+        } => Some(to),
+        Move::Castle { king, rook } => {
+            let file = if rook > king { File::G } else { File::C };
+            Some(Square::from_coords(file, king.rank()))
+        }
+        _ => None,
+    }
+}
+
+/// Whether a mirrored network sees a king on `a` and on `b` through different files.
+fn crosses_the_middle(a: Square, b: Square) -> bool {
+    (a.file() < File::E) != (b.file() < File::E)
 }
 
 /// The accumulators of one search thread.
@@ -55,7 +72,9 @@ impl Accumulators {
             values: vec![0; 64 * width],
             ply: 0,
         };
-        accumulators.refresh(root);
+        for perspective in [Color::White, Color::Black] {
+            accumulators.refresh(root, perspective);
+        }
         accumulators
     }
 
@@ -63,23 +82,19 @@ impl Accumulators {
         2 * self.net.hidden
     }
 
-    /// Computes the current pair from nothing, for `pos`.
-    fn refresh(&mut self, pos: &Chess) {
+    /// Computes the current ply's accumulator of `perspective` from nothing, for `pos`.
+    fn refresh(&mut self, pos: &Chess, perspective: Color) {
         let hidden = self.net.hidden;
-        let start = self.ply * self.width();
-        let pair = &mut self.values[start..start + 2 * hidden];
-        for perspective in [Color::White, Color::Black] {
-            let acc = &mut pair[side_index(perspective) * hidden..][..hidden];
-            acc.copy_from_slice(&self.net.feature_bias);
-            let board = pos.board();
-            for square in board.occupied() {
-                let piece = board.piece_at(square).expect("occupied square");
-                let row = self
-                    .net
-                    .row(feature(perspective, piece.color, piece.role, square));
-                for (a, &w) in acc.iter_mut().zip(row) {
-                    *a = a.wrapping_add(w);
-                }
+        let view = self.net.view(pos, perspective);
+        let start = self.ply * self.width() + side_index(perspective) * hidden;
+        let acc = &mut self.values[start..start + hidden];
+        acc.copy_from_slice(&self.net.feature_bias);
+        let board = pos.board();
+        for square in board.occupied() {
+            let piece = board.piece_at(square).expect("occupied square");
+            let row = self.net.row(view.feature(piece.color, piece.role, square));
+            for (a, &w) in acc.iter_mut().zip(row) {
+                *a = a.wrapping_add(w);
             }
         }
     }
@@ -92,30 +107,49 @@ impl Accumulators {
         }
     }
 
-    /// The move `mv` is made from `before`: the next ply's pair follows from this one.
+    /// The move `mv` is made from `before`: the next ply's pair follows from this one, but
+    /// for a perspective that now sees the board through other files (its king crossed the
+    /// middle under a mirrored network), which is computed afresh.
     pub fn make(&mut self, before: &Chess, mv: Move) {
-        let Some(change) = Change::of(before.turn(), mv) else {
-            let mut after = before.clone();
-            after.play_unchecked(mv);
-            self.grow(self.ply + 1);
-            self.ply += 1;
-            self.refresh(&after);
-            return;
-        };
         self.grow(self.ply + 1);
-        let (hidden, width) = (self.net.hidden, self.width());
-        let (done, next) = self.values.split_at_mut((self.ply + 1) * width);
-        let current = &done[self.ply * width..];
-        for perspective in [Color::White, Color::Black] {
-            let at = side_index(perspective) * hidden;
-            self.kernels.update(
-                &mut next[at..at + hidden],
-                &current[at..at + hidden],
-                &rows(&self.net, perspective, &change.added),
-                &rows(&self.net, perspective, &change.removed),
-            );
+        let us = before.turn();
+        let change = Change::of(us, mv);
+        let mut fresh: ArrayVec<Color, 2> = ArrayVec::new();
+        if change.is_none() {
+            fresh.extend([Color::White, Color::Black]);
+        } else if self.net.mirrored {
+            if let (Some(from), Some(to)) = (before.board().king_of(us), king_destination(mv)) {
+                if crosses_the_middle(from, to) {
+                    fresh.push(us);
+                }
+            }
+        }
+        if let Some(change) = &change {
+            let (hidden, width) = (self.net.hidden, self.width());
+            let (done, next) = self.values.split_at_mut((self.ply + 1) * width);
+            let current = &done[self.ply * width..];
+            for perspective in [Color::White, Color::Black] {
+                if fresh.contains(&perspective) {
+                    continue;
+                }
+                let view = self.net.view(before, perspective);
+                let at = side_index(perspective) * hidden;
+                self.kernels.update(
+                    &mut next[at..at + hidden],
+                    &current[at..at + hidden],
+                    &rows(&self.net, view, &change.added),
+                    &rows(&self.net, view, &change.removed),
+                );
+            }
         }
         self.ply += 1;
+        if !fresh.is_empty() {
+            let mut after = before.clone();
+            after.play_unchecked(mv);
+            for perspective in fresh {
+                self.refresh(&after, perspective);
+            }
+        }
     }
 
     /// A null move changes no piece: the next ply's pair is a copy.
@@ -132,46 +166,29 @@ impl Accumulators {
         self.ply = self.ply.checked_sub(1).expect("unmake without make");
     }
 
-    /// The evaluation of the current position, `turn` to move, in centipawns from its side.
-    pub fn evaluate(&self, turn: Color) -> i32 {
+    /// The evaluation of the current position `pos`, in centipawns from the side to move.
+    pub fn evaluate(&self, pos: &Chess) -> i32 {
         let hidden = self.net.hidden;
         let pair = &self.values[self.ply * self.width()..][..2 * hidden];
         let (white, black) = pair.split_at(hidden);
-        let (ours, theirs) = match turn {
+        let (ours, theirs) = match pos.turn() {
             Color::White => (white, black),
             Color::Black => (black, white),
         };
-        let (our_weights, their_weights) = self.net.output_weights.split_at(hidden);
+        let bucket = output_bucket(pos.board().occupied().count() as u32, self.net.buckets);
+        let (our_weights, their_weights) = self.net.head(bucket);
         let sum = self.kernels.screlu_dot(ours, our_weights)
             + self.kernels.screlu_dot(theirs, their_weights);
-        let output = sum / i64::from(QA) + i64::from(self.net.output_bias);
-        (output * i64::from(SCALE) / i64::from(QA * QB)) as i32
+        self.net.centipawns(sum, bucket)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::eval::nnue::tests::random_network;
     use crate::rng::SplitMix64;
     use shakmaty::{fen::Fen, CastlingMode};
-
-    /// A network of random weights within the limits, big enough to exercise the vector
-    /// kernels' full chunks and tail.
-    fn random_network(hidden: usize, seed: u64) -> Network {
-        let mut rng = SplitMix64::new(seed);
-        let mut values = |n: usize, limit: u64| -> Vec<i16> {
-            (0..n)
-                .map(|_| ((rng.next_u64() % (2 * limit + 1)) as i64 - limit as i64) as i16)
-                .collect()
-        };
-        Network {
-            hidden,
-            feature_weights: values(super::super::INPUTS * hidden, 500),
-            feature_bias: values(hidden, 500),
-            output_weights: values(2 * hidden, 126),
-            output_bias: 1234,
-        }
-    }
 
     fn position(fen: &str, mode: CastlingMode) -> Chess {
         fen.parse::<Fen>().unwrap().into_position(mode).unwrap()
@@ -182,7 +199,15 @@ mod tests {
     /// nothing at every step.
     #[test]
     fn incremental_updates_equal_the_evaluation_from_scratch() {
-        let net = Arc::new(random_network(40, 3));
+        for net in [
+            random_network(40, 1, false, 3),
+            random_network(40, super::super::OUTPUT_BUCKETS, true, 4),
+        ] {
+            replay_random_games(Arc::new(net));
+        }
+    }
+
+    fn replay_random_games(net: Arc<Network>) {
         let starts = [
             (
                 "r3k2r/pPpp1ppp/8/3Pp3/8/8/P1PPP1pP/R3K2R w KQkq e6 0 1",
@@ -203,7 +228,7 @@ mod tests {
             ),
         ];
         let mut rng = SplitMix64::new(11);
-        let mut kinds = [0usize; 3];
+        let mut kinds = [0usize; 4];
         for (fen, mode) in starts {
             for kernels in Kernels::available() {
                 for _game in 0..8 {
@@ -219,15 +244,18 @@ mod tests {
                         kinds[0] += usize::from(mv.is_castle());
                         kinds[1] += usize::from(mv.is_en_passant());
                         kinds[2] += usize::from(mv.is_promotion());
+                        kinds[3] += usize::from(king_destination(mv).is_some_and(|to| {
+                            crosses_the_middle(pos.board().king_of(pos.turn()).unwrap(), to)
+                        }));
                         acc.make(&pos, mv);
                         pos.play_unchecked(mv);
                         line.push(pos.clone());
-                        assert_eq!(acc.evaluate(pos.turn()), net.evaluate(&pos), "{kernels:?}");
+                        assert_eq!(acc.evaluate(&pos), net.evaluate(&pos), "{kernels:?}");
                         if rng.below(4) == 0 && !pos.is_check() {
                             // A null move and back: the pair is a copy, then gone.
                             acc.make_null();
                             let passed = pos.clone().swap_turn().unwrap();
-                            assert_eq!(acc.evaluate(passed.turn()), net.evaluate(&passed));
+                            assert_eq!(acc.evaluate(&passed), net.evaluate(&passed));
                             acc.unmake();
                         }
                     }
@@ -235,14 +263,14 @@ mod tests {
                     line.pop();
                     while let Some(before) = line.pop() {
                         acc.unmake();
-                        assert_eq!(acc.evaluate(before.turn()), net.evaluate(&before));
+                        assert_eq!(acc.evaluate(&before), net.evaluate(&before));
                     }
                 }
             }
         }
         assert!(
             kinds.iter().all(|&n| n > 0),
-            "castles, en passant, promotions: {kinds:?}"
+            "castles, en passant, promotions, kings crossing the middle: {kinds:?}"
         );
     }
 }

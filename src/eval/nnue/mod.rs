@@ -1,12 +1,14 @@
 //! The network's shape and file format, shared by the trainer (`tools::train`) and the
-//! engine: a (768 -> N) x 2 -> 1 perspective network with SCReLU, quantised to i16 as
-//! bullet's simple example does (QA = 255, QB = 64, eval scale 400; source: jw1912/bullet,
-//! `examples/simple.rs`).
+//! engine: a (768 -> N) x 2 -> B perspective network with SCReLU, quantised to i16 as
+//! bullet's simple example does (QA = 255, QB = 64; source: jw1912/bullet,
+//! `examples/simple.rs`), with B output heads chosen by the number of pieces on the board.
 //!
-//! The 768 inputs are (side, role, square) seen from one perspective: the side to move's
-//! pieces come first and its board is the right way up; the other perspective swaps the
-//! sides and mirrors the ranks. Both perspectives share one feature transformer; the output
-//! layer has a weight for each hidden unit of each.
+//! The 768 inputs are (side, role, square) seen from one perspective: the perspective's own
+//! pieces come first and its board is the right way up (Black's perspective mirrors the
+//! ranks). A network trained with horizontal mirroring also swaps the files of a
+//! perspective whose king stands on files a-d, so that king always seems to stand on e-h.
+//! Both perspectives share one feature transformer; each output head has a weight for
+//! every hidden unit of each perspective.
 
 mod accumulator;
 mod simd;
@@ -15,6 +17,8 @@ pub use accumulator::Accumulators;
 pub use simd::Kernels;
 
 use shakmaty::{Chess, Color, Position, Role, Square};
+use std::fmt;
+use std::ops::RangeInclusive;
 use std::sync::{Arc, OnceLock};
 
 pub const INPUTS: usize = 768;
@@ -22,50 +26,177 @@ pub const INPUTS: usize = 768;
 pub const QA: i32 = 255;
 /// Quantisation of the output weights.
 pub const QB: i32 = 64;
-/// The network's output times this is the evaluation in centipawns.
-pub const SCALE: i32 = 400;
+/// The output heads of a network with material buckets: one per four pieces on the board.
+pub const OUTPUT_BUCKETS: usize = 8;
 /// Weights are kept within this so that a clamped activation times an output weight fits an
 /// i16 (255 x 1.98 x 64 < 32,767), which SIMD kernels rely on.
 pub const WEIGHT_LIMIT: f32 = 1.98;
+/// Output scales (centipawns per unit of the network's output) a file may carry: the sigmoid
+/// scale of the training target, fitted to the data, lies far inside.
+pub const SCALE_RANGE: RangeInclusive<u32> = 50..=2000;
+/// The scale of version 1 files, which do not carry one.
+const VERSION_1_SCALE: u32 = 400;
+const MAX_HIDDEN: usize = 1 << 14;
+const MAX_BUCKETS: usize = 32;
 
 const MAGIC: &[u8; 4] = b"FENN";
+/// Version 2: the header names the output heads, horizontal mirroring and the output scale.
+const VERSION: u32 = 2;
+const FLAG_MIRRORED: u32 = 1;
 /// The network built into the binary: the engine's evaluation unless `EvalFile` (or
 /// `--eval-file`) names another. `nets/README.md` says how it was made and the match that
 /// admitted it.
 const BUILT_IN: &[u8] = include_bytes!("../../../nets/ferrite-net-1.nnue");
-const VERSION: u32 = 1;
+/// The built-in network's short name, as data files made with it are named.
+pub const BUILT_IN_NAME: &str = "net1";
 
-/// The feature of a piece of `color` and `role` on `square`, seen from `perspective`.
-pub fn feature(perspective: Color, color: Color, role: Role, square: Square) -> usize {
-    let (side, square) = match perspective {
-        Color::White => (usize::from(color != Color::White), square as usize),
-        Color::Black => (usize::from(color != Color::Black), square as usize ^ 56),
-    };
-    side * 384 + (role as usize - 1) * 64 + square
+/// The output head for a position with `pieces` pieces (kings included) of `buckets` heads:
+/// equal ranges of the piece count from 2 to 32.
+pub fn output_bucket(pieces: u32, buckets: usize) -> usize {
+    let per_bucket = 32usize.div_ceil(buckets.max(1));
+    (pieces.saturating_sub(2) as usize / per_bucket).min(buckets.max(1) - 1)
 }
+
+/// How one perspective sees the board: whose pieces count as its own, and the exclusive-or
+/// that takes a square to the perspective's square (ranks for Black, files when mirrored).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct View {
+    perspective: Color,
+    flip: usize,
+}
+
+impl View {
+    /// The view of `perspective`, whose king stands on `king`, for a network that does or
+    /// does not mirror.
+    pub fn new(perspective: Color, king: Square, mirrored: bool) -> View {
+        let ranks = match perspective {
+            Color::White => 0,
+            Color::Black => 56,
+        };
+        let files = if mirrored && (king as usize) % 8 < 4 {
+            7
+        } else {
+            0
+        };
+        View {
+            perspective,
+            flip: ranks | files,
+        }
+    }
+
+    /// The input feature of a piece of `color` and `role` on `square`.
+    pub fn feature(self, color: Color, role: Role, square: Square) -> usize {
+        let side = usize::from(color != self.perspective);
+        side * 384 + (role as usize - 1) * 64 + (square as usize ^ self.flip)
+    }
+}
+
+/// Why bytes are not a network this build can use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum FormatError {
+    NotANetwork,
+    UnknownVersion(u32),
+    UnknownFlags(u32),
+    Shape { hidden: usize, buckets: usize },
+    Scale(u32),
+    Length { found: usize, expected: usize },
+    WeightsBeyondLimit { feature: i16, output: i16 },
+}
+
+impl fmt::Display for FormatError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            FormatError::NotANetwork => write!(f, "not a Ferrite network file"),
+            FormatError::UnknownVersion(v) => write!(
+                f,
+                "network format version {v}, which this build does not read (it reads 1 to {VERSION})"
+            ),
+            FormatError::UnknownFlags(flags) => write!(f, "unknown header flags {flags:#x}"),
+            FormatError::Shape { hidden, buckets } => write!(
+                f,
+                "a network of {hidden} hidden units and {buckets} output heads (at most {MAX_HIDDEN} and {MAX_BUCKETS}, at least 1 each)"
+            ),
+            FormatError::Scale(scale) => write!(
+                f,
+                "output scale {scale}, outside {}..={}",
+                SCALE_RANGE.start(),
+                SCALE_RANGE.end()
+            ),
+            FormatError::Length { found, expected } => write!(
+                f,
+                "{found} bytes where a network of this header has {expected} (truncated or damaged)"
+            ),
+            FormatError::WeightsBeyondLimit { feature, output } => write!(
+                f,
+                "weights beyond +-{WEIGHT_LIMIT} (+-{feature} and +-{output} quantised)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for FormatError {}
+
+/// Why a network file could not be used: it could not be read, or it is not a network.
+#[derive(Debug)]
+pub enum LoadError {
+    Read(std::path::PathBuf, std::io::Error),
+    Format(std::path::PathBuf, FormatError),
+}
+
+impl fmt::Display for LoadError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            LoadError::Read(path, err) => write!(f, "{}: {err}", path.display()),
+            LoadError::Format(path, err) => write!(f, "{}: {err}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for LoadError {}
 
 /// A quantised network as the engine uses it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Network {
     pub hidden: usize,
+    /// Output heads, chosen by `output_bucket`.
+    pub buckets: usize,
+    /// Whether each perspective's files are swapped when its king stands on files a-d.
+    pub mirrored: bool,
+    /// Centipawns per unit of output.
+    pub scale: u32,
     /// `[feature][hidden]`, times QA.
     pub feature_weights: Vec<i16>,
     /// Times QA.
     pub feature_bias: Vec<i16>,
-    /// The side to move's hidden units, then the other side's; times QB.
+    /// `[bucket][2 x hidden]`: the side to move's hidden units, then the other side's; times QB.
     pub output_weights: Vec<i16>,
-    /// Times QA x QB.
-    pub output_bias: i32,
+    /// `[bucket]`, times QA x QB.
+    pub output_bias: Vec<i32>,
+}
+
+/// Little-endian u32 at `at`.
+fn word(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
 }
 
 impl Network {
-    /// The file: "FENN", version, N (u32 little-endian), then the feature weights, feature
-    /// biases and output weights as i16 and the output bias as i32, all little-endian.
+    /// The file (version 2): "FENN", version, hidden units, output heads, flags (bit 0:
+    /// mirrored), output scale, each a u32; then the feature weights, feature biases and
+    /// output weights as i16 and the output biases as i32, all little-endian. Version 1 had
+    /// only "FENN", version and hidden units, one head, no mirroring and scale 400.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(12 + 2 * (INPUTS + 3) * self.hidden + 4);
+        let mut out = Vec::with_capacity(Self::file_len(VERSION, self.hidden, self.buckets));
         out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&(self.hidden as u32).to_le_bytes());
+        let flags = if self.mirrored { FLAG_MIRRORED } else { 0 };
+        for field in [
+            VERSION,
+            self.hidden as u32,
+            self.buckets as u32,
+            flags,
+            self.scale,
+        ] {
+            out.extend_from_slice(&field.to_le_bytes());
+        }
         for w in self
             .feature_weights
             .iter()
@@ -74,59 +205,89 @@ impl Network {
         {
             out.extend_from_slice(&w.to_le_bytes());
         }
-        out.extend_from_slice(&self.output_bias.to_le_bytes());
+        for b in &self.output_bias {
+            out.extend_from_slice(&b.to_le_bytes());
+        }
         out
     }
 
+    fn header_len(version: u32) -> usize {
+        if version == 1 {
+            12
+        } else {
+            24
+        }
+    }
+
+    fn file_len(version: u32, hidden: usize, buckets: usize) -> usize {
+        Self::header_len(version) + 2 * (INPUTS + 1 + 2 * buckets) * hidden + 4 * buckets
+    }
+
     /// Reads a network file, refusing anything that is not one whole network.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Network, String> {
+    pub fn from_bytes(bytes: &[u8]) -> Result<Network, FormatError> {
         if bytes.len() < 12 || &bytes[..4] != MAGIC {
-            return Err("not a Ferrite network file".to_string());
+            return Err(FormatError::NotANetwork);
         }
-        let word = |at: usize| {
-            u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+        let version = word(bytes, 4);
+        if version != 1 && version != VERSION {
+            return Err(FormatError::UnknownVersion(version));
+        }
+        if bytes.len() < Self::header_len(version) {
+            return Err(FormatError::Length {
+                found: bytes.len(),
+                expected: Self::header_len(version),
+            });
+        }
+        let hidden = word(bytes, 8) as usize;
+        let (buckets, flags, scale) = if version == 1 {
+            (1, 0, VERSION_1_SCALE)
+        } else {
+            (word(bytes, 12) as usize, word(bytes, 16), word(bytes, 20))
         };
-        if word(4) != VERSION {
-            return Err(format!(
-                "network format version {} (expected {VERSION})",
-                word(4)
-            ));
+        if !(1..=MAX_HIDDEN).contains(&hidden) || !(1..=MAX_BUCKETS).contains(&buckets) {
+            return Err(FormatError::Shape { hidden, buckets });
         }
-        let hidden = word(8) as usize;
-        if hidden == 0 || hidden > 1 << 14 {
-            return Err(format!("hidden layer of {hidden} units"));
+        if flags & !FLAG_MIRRORED != 0 {
+            return Err(FormatError::UnknownFlags(flags));
         }
-        let expected = 12 + 2 * (INPUTS + 3) * hidden + 4;
+        if !SCALE_RANGE.contains(&scale) {
+            return Err(FormatError::Scale(scale));
+        }
+        let expected = Self::file_len(version, hidden, buckets);
         if bytes.len() != expected {
-            return Err(format!(
-                "{} bytes where a network of {hidden} hidden units has {expected}",
-                bytes.len()
-            ));
+            return Err(FormatError::Length {
+                found: bytes.len(),
+                expected,
+            });
         }
-        let mut values = bytes[12..expected - 4]
+        let biases_at = expected - 4 * buckets;
+        let mut values = bytes[Self::header_len(version)..biases_at]
             .chunks_exact(2)
             .map(|c| i16::from_le_bytes([c[0], c[1]]));
         let mut take = |n: usize| values.by_ref().take(n).collect::<Vec<i16>>();
         let feature_weights = take(INPUTS * hidden);
         let feature_bias = take(hidden);
-        let output_weights = take(2 * hidden);
-        let output_bias = i32::from_le_bytes(bytes[expected - 4..].try_into().expect("4 bytes"));
+        let output_weights = take(2 * hidden * buckets);
+        let output_bias = (0..buckets)
+            .map(|b| word(bytes, biases_at + 4 * b) as i32)
+            .collect();
         // The kernels' arithmetic stays in 16 bits only for weights within the trainer's
         // limit; a network beyond it would silently evaluate wrong, so it is refused.
         let limit = |q: i32| (WEIGHT_LIMIT * q as f32).round() as i16;
-        let (feature_limit, output_limit) = (limit(QA), limit(QB));
+        let (feature, output) = (limit(QA), limit(QB));
         if feature_weights
             .iter()
             .chain(&feature_bias)
-            .any(|w| w.abs() > feature_limit)
-            || output_weights.iter().any(|w| w.abs() > output_limit)
+            .any(|w| w.abs() > feature)
+            || output_weights.iter().any(|w| w.abs() > output)
         {
-            return Err(format!(
-                "weights beyond +-{WEIGHT_LIMIT} (+-{feature_limit} and +-{output_limit} quantised)"
-            ));
+            return Err(FormatError::WeightsBeyondLimit { feature, output });
         }
         Ok(Network {
             hidden,
+            buckets,
+            mirrored: flags & FLAG_MIRRORED != 0,
+            scale,
             feature_weights,
             feature_bias,
             output_weights,
@@ -146,9 +307,21 @@ impl Network {
     }
 
     /// Reads a network file.
-    pub fn load(path: &std::path::Path) -> Result<Network, String> {
-        let bytes = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        Network::from_bytes(&bytes).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn load(path: &std::path::Path) -> Result<Network, LoadError> {
+        let bytes = std::fs::read(path).map_err(|e| LoadError::Read(path.to_path_buf(), e))?;
+        Network::from_bytes(&bytes).map_err(|e| LoadError::Format(path.to_path_buf(), e))
+    }
+
+    /// A short description for the GUI and the logs.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} hidden units, {} output head{}{}, scale {}",
+            self.hidden,
+            self.buckets,
+            if self.buckets == 1 { "" } else { "s" },
+            if self.mirrored { ", mirrored" } else { "" },
+            self.scale
+        )
     }
 
     /// The feature transformer's weights of one input feature.
@@ -156,17 +329,35 @@ impl Network {
         &self.feature_weights[feature * self.hidden..(feature + 1) * self.hidden]
     }
 
+    /// How `perspective` sees `pos`.
+    pub fn view(&self, pos: &Chess, perspective: Color) -> View {
+        // A legal position has a king of each colour; a1 stands in should one ever lack it.
+        let king = pos.board().king_of(perspective).unwrap_or(Square::A1);
+        View::new(perspective, king, self.mirrored)
+    }
+
+    /// The output weights of head `bucket`: the side to move's, then the other side's.
+    pub fn head(&self, bucket: usize) -> (&[i16], &[i16]) {
+        let width = 2 * self.hidden;
+        self.output_weights[bucket * width..(bucket + 1) * width].split_at(self.hidden)
+    }
+
+    /// The output layer's sum (already through SCReLU and times the weights) of head `bucket`
+    /// in centipawns.
+    pub fn centipawns(&self, sum: i64, bucket: usize) -> i32 {
+        let output = sum / i64::from(QA) + i64::from(self.output_bias[bucket]);
+        (output * i64::from(self.scale) / i64::from(QA * QB)) as i32
+    }
+
     /// One perspective's accumulator, computed from nothing.
     fn accumulate(&self, pos: &Chess, perspective: Color) -> Vec<i32> {
+        let view = self.view(pos, perspective);
         let mut acc: Vec<i32> = self.feature_bias.iter().map(|&b| i32::from(b)).collect();
         let board = pos.board();
         for square in board.occupied() {
             let piece = board.piece_at(square).expect("occupied square");
-            let row = feature(perspective, piece.color, piece.role, square) * self.hidden;
-            for (a, &w) in acc
-                .iter_mut()
-                .zip(&self.feature_weights[row..row + self.hidden])
-            {
+            let row = self.row(view.feature(piece.color, piece.role, square));
+            for (a, &w) in acc.iter_mut().zip(row) {
                 *a += i32::from(w);
             }
         }
@@ -178,7 +369,8 @@ impl Network {
     pub fn evaluate(&self, pos: &Chess) -> i32 {
         let us = self.accumulate(pos, pos.turn());
         let them = self.accumulate(pos, !pos.turn());
-        let (ours, theirs) = self.output_weights.split_at(self.hidden);
+        let bucket = output_bucket(pos.board().occupied().count() as u32, self.buckets);
+        let (ours, theirs) = self.head(bucket);
         let mut sum: i64 = 0;
         for (acc, weights) in [(&us, ours), (&them, theirs)] {
             for (&a, &w) in acc.iter().zip(weights) {
@@ -186,37 +378,52 @@ impl Network {
                 sum += v * v * i64::from(w);
             }
         }
-        let output = sum / i64::from(QA) + i64::from(self.output_bias);
-        (output * i64::from(SCALE) / i64::from(QA * QB)) as i32
+        self.centipawns(sum, bucket)
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+    use crate::rng::SplitMix64;
+    use shakmaty::{fen::Fen, CastlingMode};
 
-    fn tiny() -> Network {
-        let hidden = 3;
+    /// A network of random weights within the limits.
+    pub(crate) fn random_network(
+        hidden: usize,
+        buckets: usize,
+        mirrored: bool,
+        seed: u64,
+    ) -> Network {
+        let mut rng = SplitMix64::new(seed);
+        let mut values = |n: usize, limit: u64| -> Vec<i16> {
+            (0..n)
+                .map(|_| ((rng.next_u64() % (2 * limit + 1)) as i64 - limit as i64) as i16)
+                .collect()
+        };
         Network {
             hidden,
-            feature_weights: (0..INPUTS * hidden).map(|i| (i % 97) as i16 - 48).collect(),
-            feature_bias: vec![10, -20, 30],
-            output_weights: vec![5, -7, 9, 11, -13, 2],
-            output_bias: -1234,
+            buckets,
+            mirrored,
+            scale: 300,
+            feature_weights: values(INPUTS * hidden, 500),
+            feature_bias: values(hidden, 500),
+            output_weights: values(2 * hidden * buckets, 126),
+            output_bias: (0..buckets as i32).map(|b| 1234 - 400 * b).collect(),
         }
+    }
+
+    fn position(fen: &str) -> Chess {
+        fen.parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap()
     }
 
     #[test]
     fn the_built_in_network_reads_and_knows_material() {
         let net = Network::built_in();
-        let eval = |fen: &str| {
-            let pos: Chess = fen
-                .parse::<shakmaty::fen::Fen>()
-                .unwrap()
-                .into_position(shakmaty::CastlingMode::Standard)
-                .unwrap();
-            net.evaluate(&pos)
-        };
+        let eval = |fen: &str| net.evaluate(&position(fen));
         let start = eval("rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1");
         assert!(start.abs() < 100, "start position {start}");
         // White without its queen's knight, then without its queen, from each side.
@@ -237,42 +444,134 @@ mod tests {
         );
     }
 
+    /// Version 1 bytes of `net` (one head, not mirrored, scale 400), as the first network's
+    /// file was written.
+    fn version_1_bytes(net: &Network) -> Vec<u8> {
+        let mut out = b"FENN".to_vec();
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.extend_from_slice(&(net.hidden as u32).to_le_bytes());
+        for w in net
+            .feature_weights
+            .iter()
+            .chain(&net.feature_bias)
+            .chain(&net.output_weights)
+        {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out.extend_from_slice(&net.output_bias[0].to_le_bytes());
+        out
+    }
+
     #[test]
-    fn a_network_survives_its_file_and_a_damaged_file_is_refused() {
-        let net = tiny();
+    fn a_network_survives_its_file_and_the_first_format_still_reads() {
+        let net = random_network(24, OUTPUT_BUCKETS, true, 1);
+        assert_eq!(Network::from_bytes(&net.to_bytes()), Ok(net));
+        let mut old = random_network(24, 1, false, 2);
+        old.scale = 400;
+        assert_eq!(Network::from_bytes(&version_1_bytes(&old)), Ok(old));
+    }
+
+    #[test]
+    fn damaged_foreign_and_unknown_files_are_refused_with_the_reason() {
+        let net = random_network(16, OUTPUT_BUCKETS, true, 3);
         let bytes = net.to_bytes();
-        assert_eq!(Network::from_bytes(&bytes), Ok(net));
-        assert!(Network::from_bytes(&bytes[..bytes.len() - 1]).is_err());
-        assert!(Network::from_bytes(b"FENN").is_err());
-        let mut wrong_magic = bytes.clone();
-        wrong_magic[0] = b'X';
-        assert!(Network::from_bytes(&wrong_magic).is_err());
+        let refused = |bytes: &[u8]| Network::from_bytes(bytes).unwrap_err();
+        let with_word = |at: usize, value: u32| {
+            let mut b = bytes.clone();
+            b[at..at + 4].copy_from_slice(&value.to_le_bytes());
+            b
+        };
+        assert!(matches!(
+            refused(&bytes[..bytes.len() - 1]),
+            FormatError::Length { .. }
+        ));
+        assert!(matches!(refused(&bytes[..20]), FormatError::Length { .. }));
+        assert_eq!(refused(b"FENN"), FormatError::NotANetwork);
+        assert_eq!(refused(&with_word(0, 0x4e4e4558)), FormatError::NotANetwork);
+        assert_eq!(refused(&with_word(4, 3)), FormatError::UnknownVersion(3));
+        assert_eq!(refused(&with_word(4, 0)), FormatError::UnknownVersion(0));
+        assert!(matches!(
+            refused(&with_word(8, 0)),
+            FormatError::Shape { hidden: 0, .. }
+        ));
+        assert!(matches!(
+            refused(&with_word(12, 0)),
+            FormatError::Shape { buckets: 0, .. }
+        ));
+        assert_eq!(refused(&with_word(16, 6)), FormatError::UnknownFlags(6));
+        assert_eq!(refused(&with_word(20, 0)), FormatError::Scale(0));
+        assert_eq!(refused(&with_word(20, 40_000)), FormatError::Scale(40_000));
+        // A header that claims another shape than the weights that follow.
+        assert!(matches!(
+            refused(&with_word(12, 4)),
+            FormatError::Length { .. }
+        ));
+        let mut beyond = bytes.clone();
+        beyond[24..26].copy_from_slice(&i16::MAX.to_le_bytes());
+        assert!(matches!(
+            refused(&beyond),
+            FormatError::WeightsBeyondLimit { .. }
+        ));
+        // Every message says what was wrong.
+        assert!(refused(&with_word(20, 0))
+            .to_string()
+            .contains("output scale 0"));
+        assert!(refused(&with_word(4, 3)).to_string().contains("version 3"));
+    }
+
+    #[test]
+    fn output_buckets_split_the_piece_count_evenly() {
+        let heads: Vec<usize> = (2..=32).map(|n| output_bucket(n, 8)).collect();
+        assert_eq!(&heads[..4], &[0, 0, 0, 0]);
+        assert_eq!(heads[4], 1);
+        assert_eq!(heads[30], 7);
+        assert!(heads.windows(2).all(|w| w[1] == w[0] || w[1] == w[0] + 1));
+        assert!((2..=32).all(|n| output_bucket(n, 1) == 0));
+        assert_eq!(output_bucket(0, 8), 0);
     }
 
     #[test]
     fn the_evaluation_is_symmetric_under_colour_flip() {
-        let net = tiny();
-        for (fen, flipped) in [
+        for net in [
+            random_network(8, 1, false, 4),
+            random_network(8, OUTPUT_BUCKETS, true, 5),
+        ] {
+            for (fen, flipped) in [
+                (
+                    "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
+                    "rnbqkb1r/pppp1ppp/5n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR b KQkq - 2 3",
+                ),
+                (
+                    "8/5k2/8/8/8/3Q4/2K5/8 w - - 0 1",
+                    "8/2k5/3q4/8/8/8/5K2/8 b - - 0 1",
+                ),
+            ] {
+                assert_eq!(
+                    net.evaluate(&position(fen)),
+                    net.evaluate(&position(flipped)),
+                    "{fen}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_mirrored_network_sees_a_position_and_its_reflection_alike() {
+        let net = random_network(8, OUTPUT_BUCKETS, true, 6);
+        let plain = random_network(8, OUTPUT_BUCKETS, false, 6);
+        for (fen, reflected) in [
             (
-                "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3",
-                "rnbqkb1r/pppp1ppp/5n2/4p3/4P3/2N5/PPPP1PPP/R1BQKBNR b KQkq - 2 3",
+                "6k1/5ppp/8/3n4/8/2B5/5PPP/3R2K1 w - - 0 1",
+                "1k6/ppp5/8/4n3/8/5B2/PPP5/1K2R3 w - - 0 1",
             ),
             (
-                "8/5k2/8/8/8/3Q4/2K5/8 w - - 0 1",
-                "8/2k5/3q4/8/8/8/5K2/8 b - - 0 1",
+                "8/2p5/3p4/KP5r/1R3p1k/8/4P1P1/8 b - - 0 1",
+                "8/5p2/4p3/r5PK/k1p3R1/8/1P1P4/8 b - - 0 1",
             ),
         ] {
-            let pos: Chess = fen
-                .parse::<shakmaty::fen::Fen>()
-                .unwrap()
-                .into_position(shakmaty::CastlingMode::Standard)
-                .unwrap();
-            let mirror: Chess = flipped
-                .parse::<shakmaty::fen::Fen>()
-                .unwrap()
-                .into_position(shakmaty::CastlingMode::Standard)
-                .unwrap();
-            assert_eq!(net.evaluate(&pos), net.evaluate(&mirror), "{fen}");
+            let (a, b) = (position(fen), position(reflected));
+            assert_eq!(net.evaluate(&a), net.evaluate(&b), "{fen}");
+            assert_ne!(plain.evaluate(&a), plain.evaluate(&b), "{fen}");
         }
     }
 }

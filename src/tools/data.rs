@@ -1,0 +1,499 @@
+//! Training data as the trainer and `ferrite datagen --check` read it: the games of datagen's
+//! viriformat files (`.vf`) and of text files (`FEN | score | result | move`, White's view,
+//! one line a searched position, as `../shared/data/` keeps the hand-crafted era's games).
+//!
+//! Every game is known by a hash of its start position and its moves, so a game that reaches
+//! the pile twice (a seed reused with a build that searches alike replays its games byte for
+//! byte) is counted and read once. The same hash puts each game wholly in the training or the
+//! validation set.
+
+use crate::rng::mix;
+use crate::search::DECISIVE;
+use crate::tools::datagen::read_games;
+use bulletformat::ChessBoard;
+use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Color, EnPassantMode, Position};
+use std::collections::HashSet;
+use std::fmt;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+
+/// Which positions are worth training on.
+#[derive(Clone, Copy, Debug)]
+pub struct Filter {
+    /// Positions before this ply of the game (counted from the initial position) are dropped.
+    pub min_ply: u32,
+}
+
+impl Filter {
+    /// Positions in check, whose best move is a capture or a promotion, or with a mate
+    /// score say little about a quiet evaluation: they are dropped, as are the first plies.
+    pub fn keeps(&self, in_check: bool, tactical: bool, white_score: i32, ply: u32) -> bool {
+        !in_check
+            && !tactical
+            && white_score.abs() < DECISIVE.min(i32::from(i16::MAX))
+            && ply >= self.min_ply
+    }
+}
+
+/// Why a data file could not be read at all (damage inside a file is reported, not fatal).
+#[derive(Debug)]
+pub enum DataError {
+    Open(PathBuf, std::io::Error),
+    Read(PathBuf, std::io::Error),
+}
+
+impl fmt::Display for DataError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            DataError::Open(path, err) => write!(f, "cannot open {}: {err}", path.display()),
+            DataError::Read(path, err) => write!(f, "cannot read {}: {err}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for DataError {}
+
+/// What reading one file found.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FileReport {
+    pub games: u64,
+    pub positions: u64,
+    /// Games already read (from this file or an earlier one), skipped.
+    pub duplicate_games: u64,
+    /// Positions of the games read once that the filter keeps.
+    pub kept: u64,
+    /// Damaged tails and malformed lines.
+    pub problems: Vec<String>,
+}
+
+/// The positions of every game read so far, split into training and validation by game.
+#[derive(Default)]
+pub struct Pile {
+    pub train: Vec<ChessBoard>,
+    pub validation: Vec<ChessBoard>,
+    seen: HashSet<u64>,
+    /// Validation games per 1024.
+    validation_share: u64,
+    salt: u64,
+}
+
+/// A game as the pile takes it: its identity and its kept positions.
+struct GameRead {
+    hash: u64,
+    positions: u64,
+    kept: Vec<ChessBoard>,
+}
+
+/// Accumulates a game's identity from its start position and moves.
+struct GameHash(u64);
+
+impl GameHash {
+    fn new(start: &str) -> GameHash {
+        let mut hash = GameHash(0x6A09_E667_F3BC_C908);
+        for chunk in start.as_bytes().chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            hash.add(u64::from_le_bytes(word));
+        }
+        hash
+    }
+
+    fn add(&mut self, value: u64) {
+        self.0 = mix(self.0 ^ value).wrapping_add(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+/// The start position's identity: placement, side, castling and en passant (not the clocks,
+/// which the two formats write differently).
+fn start_key(pos: &Chess) -> String {
+    let fen = Fen::from_position(pos, EnPassantMode::Legal).to_string();
+    fen.split(' ').take(4).collect::<Vec<_>>().join(" ")
+}
+
+impl Pile {
+    /// A pile that holds out about `validation` of the games (at most a half), chosen by
+    /// their hashes and `seed`.
+    pub fn new(validation: f64, seed: u64) -> Pile {
+        Pile {
+            validation_share: (validation.clamp(0.0, 0.5) * 1024.0).round() as u64,
+            salt: mix(seed ^ 0x9FB2_1C65_1E98_DF25),
+            ..Pile::default()
+        }
+    }
+
+    /// Games seen so far, duplicates not counted.
+    pub fn games(&self) -> usize {
+        self.seen.len()
+    }
+
+    fn take(&mut self, game: GameRead, report: &mut FileReport) {
+        report.games += 1;
+        report.positions += game.positions;
+        if !self.seen.insert(game.hash) {
+            report.duplicate_games += 1;
+            return;
+        }
+        report.kept += game.kept.len() as u64;
+        if mix(game.hash ^ self.salt) % 1024 < self.validation_share {
+            self.validation.extend(game.kept);
+        } else {
+            self.train.extend(game.kept);
+        }
+    }
+
+    /// Reads the games of a data file into the pile: viriformat (`.vf`, from `ferrite
+    /// datagen`) or text lines `FEN | score | result | move`.
+    pub fn load(&mut self, path: &Path, filter: Filter) -> Result<FileReport, DataError> {
+        let file = std::fs::File::open(path).map_err(|e| DataError::Open(path.into(), e))?;
+        let reader = BufReader::new(file);
+        let mut report = FileReport::default();
+        let read = if path.extension().is_some_and(|e| e == "vf") {
+            self.load_games(reader, filter, &mut report)
+        } else {
+            self.load_text(reader, filter, &mut report)
+        };
+        read.map_err(|e| DataError::Read(path.into(), e))?;
+        Ok(report)
+    }
+
+    fn load_games(
+        &mut self,
+        reader: impl BufRead,
+        filter: Filter,
+        report: &mut FileReport,
+    ) -> std::io::Result<()> {
+        let mut failure = None;
+        let read = read_games(reader, |game| {
+            let start = game.initial_position();
+            let mut hash = GameHash::new(
+                &start
+                    .to_string()
+                    .split(' ')
+                    .take(4)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            );
+            for mv in game.moves() {
+                hash.add(u64::from(mv.inner()));
+            }
+            let mut kept = Vec::new();
+            let splat = game.splat_to_bulletformat_with_filter_callback(
+                |board| {
+                    kept.push(board);
+                    Ok(())
+                },
+                |mv, score, board, _, _| {
+                    let ply = board.ply() as u32;
+                    !filter.keeps(board.in_check(), board.is_tactical(mv), score, ply)
+                },
+            );
+            if let Err(err) = splat {
+                failure.get_or_insert(err.to_string());
+            }
+            let game = GameRead {
+                hash: hash.0,
+                positions: game.len() as u64,
+                kept,
+            };
+            self.take(game, report);
+        })?;
+        report.problems.extend(failure);
+        if let Some(tail) = read.damaged_tail {
+            report
+                .problems
+                .push(format!("damaged tail skipped ({tail})"));
+        }
+        Ok(())
+    }
+
+    /// Text lines are grouped into games by continuity: a line whose position is the one the
+    /// previous line's move leads to continues that game.
+    fn load_text(
+        &mut self,
+        reader: impl BufRead,
+        filter: Filter,
+        report: &mut FileReport,
+    ) -> std::io::Result<()> {
+        let mut skipped = 0usize;
+        let mut game: Option<(GameRead, GameHash, Chess)> = None;
+        for (number, line) in reader.lines().enumerate() {
+            let line = line?;
+            if line.trim().is_empty() {
+                continue;
+            }
+            let parsed = match TextLine::parse(&line) {
+                Ok(parsed) => parsed,
+                Err(err) => {
+                    skipped += 1;
+                    if report.problems.len() < 10 {
+                        report.problems.push(format!("line {}: {err}", number + 1));
+                    }
+                    continue;
+                }
+            };
+            let continues = game.as_ref().is_some_and(|(_, _, next)| {
+                next.board() == parsed.pos.board()
+                    && next.turn() == parsed.pos.turn()
+                    && next.castles().castling_rights() == parsed.pos.castles().castling_rights()
+            });
+            if !continues {
+                if let Some((read, hash, _)) = game.take() {
+                    self.take(
+                        GameRead {
+                            hash: hash.0,
+                            ..read
+                        },
+                        report,
+                    );
+                }
+                let read = GameRead {
+                    hash: 0,
+                    positions: 0,
+                    kept: Vec::new(),
+                };
+                game = Some((
+                    read,
+                    GameHash::new(&start_key(&parsed.pos)),
+                    parsed.pos.clone(),
+                ));
+            }
+            let (read, hash, next) = game.as_mut().expect("a game is open");
+            read.positions += 1;
+            hash.add(u64::from(parsed.move_code));
+            if let Some(board) = parsed.training_board(filter) {
+                read.kept.push(board);
+            }
+            *next = parsed.pos;
+            next.play_unchecked(parsed.mv);
+        }
+        if let Some((read, hash, _)) = game.take() {
+            self.take(
+                GameRead {
+                    hash: hash.0,
+                    ..read
+                },
+                report,
+            );
+        }
+        if skipped > report.problems.len() {
+            report
+                .problems
+                .push(format!("{skipped} malformed lines skipped in all"));
+        }
+        Ok(())
+    }
+}
+
+/// One line of a text data file.
+struct TextLine {
+    pos: Chess,
+    white_score: i32,
+    white_result: f32,
+    mv: shakmaty::Move,
+    /// The move as from, to and promotion, for the game's hash.
+    move_code: u16,
+}
+
+impl TextLine {
+    fn parse(line: &str) -> Result<TextLine, String> {
+        let fields: Vec<&str> = line.split('|').map(str::trim).collect();
+        let [fen, score, result, mv] = fields[..] else {
+            return Err("expected 'FEN | score | result | move'".to_string());
+        };
+        let pos: Chess = fen
+            .parse::<Fen>()
+            .map_err(|e| e.to_string())?
+            .into_position(CastlingMode::Standard)
+            .map_err(|e| e.to_string())?;
+        let white_score: i32 = score.parse().map_err(|_| format!("bad score '{score}'"))?;
+        let white_result: f32 = match result {
+            "1.0" | "1" => 1.0,
+            "0.5" => 0.5,
+            "0.0" | "0" => 0.0,
+            _ => return Err(format!("bad result '{result}'")),
+        };
+        let uci = mv
+            .parse::<UciMove>()
+            .map_err(|_| format!("bad move '{mv}'"))?;
+        let mv = uci
+            .to_move(&pos)
+            .map_err(|_| format!("illegal move '{mv}'"))?;
+        let move_code = mv.from().map_or(0, |s| s as u16)
+            | (mv.to() as u16) << 6
+            | mv.promotion().map_or(0, |r| r as u16) << 12;
+        Ok(TextLine {
+            pos,
+            white_score,
+            white_result,
+            mv,
+            move_code,
+        })
+    }
+
+    fn training_board(&self, filter: Filter) -> Option<ChessBoard> {
+        let pos = &self.pos;
+        let ply = 2 * (u32::from(pos.fullmoves()) - 1) + u32::from(pos.turn() == Color::Black);
+        let tactical = self.mv.is_capture() || self.mv.is_promotion();
+        if !filter.keeps(pos.is_check(), tactical, self.white_score, ply) {
+            return None;
+        }
+        let score = self
+            .white_score
+            .clamp(-i32::from(i16::MAX), i32::from(i16::MAX)) as i16;
+        training_board(pos, score, self.white_result).ok()
+    }
+}
+
+/// A position in bulletformat's board, from the side to move, with White's score and result.
+pub fn training_board(
+    pos: &Chess,
+    white_score: i16,
+    white_result: f32,
+) -> Result<ChessBoard, String> {
+    let board = pos.board();
+    let bbs = [
+        board.white().0,
+        board.black().0,
+        board.pawns().0,
+        board.knights().0,
+        board.bishops().0,
+        board.rooks().0,
+        board.queens().0,
+        board.kings().0,
+    ];
+    ChessBoard::from_raw(
+        bbs,
+        usize::from(pos.turn() == Color::Black),
+        white_score,
+        white_result,
+    )
+}
+
+/// Reads `paths` into one pile and prints, for each file and in all, the games, positions,
+/// duplicate games and kept positions: `ferrite datagen --check`.
+pub fn check(
+    paths: &[PathBuf],
+    filter: Filter,
+    mut out: impl FnMut(&str),
+) -> Result<u64, DataError> {
+    let mut pile = Pile::new(0.0, 0);
+    let mut total = FileReport::default();
+    for path in paths {
+        let report = pile.load(path, filter)?;
+        out(&describe(path, &report));
+        for problem in &report.problems {
+            out(&format!("{}: {problem}", path.display()));
+        }
+        total.games += report.games;
+        total.positions += report.positions;
+        total.duplicate_games += report.duplicate_games;
+        total.kept += report.kept;
+    }
+    out(&format!(
+        "in all: {} games, {} positions, {} duplicate games, {} positions kept by the filter",
+        total.games, total.positions, total.duplicate_games, total.kept
+    ));
+    Ok(total.duplicate_games)
+}
+
+/// One line about a file's report.
+pub fn describe(path: &Path, report: &FileReport) -> String {
+    format!(
+        "{}: {} games, {} positions, {} duplicate games, {} positions kept",
+        path.display(),
+        report.games,
+        report.positions,
+        report.duplicate_games,
+        report.kept
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read_text(pile: &mut Pile, text: &str) -> FileReport {
+        let mut report = FileReport::default();
+        pile.load_text(text.as_bytes(), Filter { min_ply: 0 }, &mut report)
+            .unwrap();
+        report
+    }
+
+    const GAME: &str = "\
+r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3 | 30 | 1.0 | f1c4
+r1bqkbnr/pppp1ppp/2n5/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R b KQkq - 3 3 | 35 | 1.0 | g8f6
+r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4 | 40 | 1.0 | e1g1
+";
+
+    #[test]
+    fn text_lines_are_grouped_into_games_and_a_repeated_game_is_read_once() {
+        let mut pile = Pile::new(0.0, 1);
+        let first = read_text(&mut pile, GAME);
+        assert_eq!((first.games, first.positions, first.kept), (1, 3, 3));
+        // The same game again, then a game from another start.
+        let other = "8/5k2/8/8/8/3Q4/2K5/8 w - - 0 40 | 900 | 1.0 | d3d5\n";
+        let again = read_text(&mut pile, &format!("{GAME}{other}"));
+        assert_eq!(again.games, 2);
+        assert_eq!(again.duplicate_games, 1);
+        assert_eq!(again.kept, 1);
+        assert_eq!(pile.train.len(), 4);
+        assert_eq!(pile.games(), 2);
+    }
+
+    #[test]
+    fn text_lines_are_filtered_and_read_from_the_side_to_move() {
+        let line = TextLine::parse(
+            "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 3 3 | 35 | 1.0 | g8f6",
+        )
+        .unwrap();
+        let board = line.training_board(Filter { min_ply: 0 }).unwrap();
+        assert_eq!(
+            (board.score, board.result),
+            (-35, 0),
+            "Black to move: White's +35 and win"
+        );
+        assert_eq!(line.training_board(Filter { min_ply: 16 }), None);
+        let capture = TextLine::parse(
+            "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2 | 20 | 0.5 | e4d5",
+        )
+        .unwrap();
+        assert_eq!(capture.training_board(Filter { min_ply: 0 }), None);
+        assert!(TextLine::parse("not a line").is_err());
+        assert!(TextLine::parse("8/8/8/8/8/8/8/8 w - - 0 1 | 0 | 0.5 | e2e4").is_err());
+    }
+
+    #[test]
+    fn malformed_lines_are_reported_and_skipped() {
+        let mut pile = Pile::new(0.0, 1);
+        let report = read_text(&mut pile, &format!("garbage\n{GAME}"));
+        assert_eq!(report.games, 1);
+        assert_eq!(report.problems.len(), 1);
+        assert!(
+            report.problems[0].starts_with("line 1:"),
+            "{:?}",
+            report.problems
+        );
+    }
+
+    #[test]
+    fn validation_takes_whole_games_by_their_hash() {
+        let mut pile = Pile::new(0.5, 3);
+        let mut text = String::new();
+        // Forty games of one position each: the same start, different moves.
+        let moves = [
+            "d3d4", "d3d5", "d3d6", "d3e4", "d3f5", "d3e3", "d3f3", "d3g3",
+        ];
+        for m in moves {
+            for k in ["40", "41", "42", "43", "44"] {
+                text.push_str(&format!(
+                    "8/5k2/8/8/8/3Q4/2K5/8 w - - 0 {k} | 900 | 1.0 | {m}\n"
+                ));
+            }
+        }
+        let report = read_text(&mut pile, &text);
+        // The move counters are not part of a game's identity: eight games, not forty.
+        assert_eq!((report.games, report.duplicate_games), (40, 32));
+        assert_eq!(pile.train.len() + pile.validation.len(), 8);
+        assert!(!pile.train.is_empty() && !pile.validation.is_empty());
+    }
+}
