@@ -1,6 +1,6 @@
 //! The transposition table: 64-byte buckets of four `(key ^ data, data)` entries,
 //! multiply-shift indexing, generation aging, depth-and-age replacement, node-relative mate
-//! scores and a bucket prefetch (README.md, "The transposition table", says why each).
+//! scores and a bucket prefetch (docs/table.md says why each).
 //!
 //! Threads share one `&Tt` and read and write it without locks. A writer stores two independent
 //! words; a reader that sees halves of two different writes recomputes a key that does not
