@@ -71,6 +71,19 @@ enum Command {
         /// The origin note for `--rust`: where the data came from and how it was labelled.
         #[arg(long, default_value = "")]
         origin: String,
+        /// Where the fit starts and what --pull pulls towards: the weights the engine plays
+        /// with, or `neutral` (the usual piece values, every other weight 0).
+        #[arg(long, default_value = "engine", value_parser = ["engine", "neutral"])]
+        from: String,
+        /// For `FEN | score | result | move` lines (datagen --export): the weight of the game
+        /// result in the label; the rest is sigmoid(score / --score-scale).
+        #[arg(long, default_value_t = 1.0)]
+        wdl: f64,
+        /// The sigmoid scale of the scores in centipawns (`ferrite datagen --check` fits it);
+        /// needed when --wdl is below 1, and then also the scale of the fit's own sigmoid, so
+        /// the evaluation learns the scores' centipawns.
+        #[arg(long)]
+        score_scale: Option<f64>,
     },
     /// Print the search parameters as OpenBench's SPSA input (name, int, value, min, max, step,
     /// learning rate); a build with `--features tune` takes each as a UCI option.
@@ -81,12 +94,16 @@ enum Command {
         /// A directory, where the file is named after the evaluation, build, nodes and seed
         /// (`net1-ec34b77-5000n-s42.vf`), or a file whose name carries the seed as `-s<seed>`.
         /// Appended to, created if missing.
-        #[arg(long, required_unless_present = "check", conflicts_with = "check")]
+        #[arg(long, required_unless_present_any = ["check", "export"], conflicts_with_all = ["check", "export"])]
         output: Option<std::path::PathBuf>,
         /// Read these data files (.vf or text) and report their games, positions and the
         /// games that occur more than once among them, instead of playing.
-        #[arg(long, num_args = 1.., value_name = "FILE")]
+        #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "export")]
         check: Vec<std::path::PathBuf>,
+        /// Write every position of these viriformat files to stdout as text lines `FEN |
+        /// score | result | move` (White's view), instead of playing.
+        #[arg(long, num_args = 1.., value_name = "FILE")]
+        export: Vec<std::path::PathBuf>,
         /// Game threads, one search each.
         #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
         threads: u64,
@@ -251,11 +268,29 @@ fn run(command: Option<Command>) -> Result<(), String> {
             holdout,
             rust,
             origin,
+            from,
+            wdl,
+            score_scale,
         }) => {
+            if !(0.0..=1.0).contains(&wdl) {
+                return Err(format!("--wdl must lie in 0..1, not {wdl}"));
+            }
+            let scale = match score_scale {
+                Some(k) if k > 0.0 && k.is_finite() => k,
+                Some(k) => return Err(format!("--score-scale must be positive, not {k}")),
+                None if wdl < 1.0 => {
+                    return Err(
+                        "--wdl below 1 needs --score-scale (ferrite datagen --check fits it)"
+                            .to_string(),
+                    )
+                }
+                None => 400.0,
+            };
+            let labels = tune::Labels { wdl, scale };
             let read = |path: &std::path::Path| {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-                let (samples, skipped) = tune::load(&text);
+                let (samples, skipped) = tune::load(&text, labels);
                 if samples.is_empty() {
                     return Err(format!("no labelled positions in {}", path.display()));
                 }
@@ -268,11 +303,18 @@ fn run(command: Option<Command>) -> Result<(), String> {
             };
             let samples = read(&data)?;
             let holdout = holdout.as_deref().map(read).transpose()?;
+            let start = if from == "neutral" {
+                tune::neutral_weights()
+            } else {
+                tune::engine_weights()
+            };
             let settings = tune::Settings {
                 iterations,
                 rate,
                 tables,
                 pull,
+                start: start.clone(),
+                k: (wdl < 1.0).then(|| tune::k_of_scale(scale)),
             };
             let report = tune::tune(&samples, &settings, |line| eprintln!("{line}"));
             eprintln!(
@@ -282,7 +324,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
             if let Some(holdout) = holdout {
                 eprintln!(
                     "held out: error {:.6} -> {:.6}",
-                    tune::mean_error(&holdout, &tune::engine_weights(), report.k),
+                    tune::mean_error(&holdout, &start, report.k),
                     tune::mean_error(&holdout, &report.weights, report.k)
                 );
             }
@@ -300,6 +342,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
         Some(Command::Datagen {
             output,
             check,
+            export,
             threads,
             games,
             positions,
@@ -316,6 +359,17 @@ fn run(command: Option<Command>) -> Result<(), String> {
                 ferrite::tools::data::check(&check, filter, |line| println!("{line}"))
                     .map_err(|e| e.to_string())?;
                 return Ok(());
+            }
+            if !export.is_empty() {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                for path in &export {
+                    let report = ferrite::tools::data::export_text(path, &mut out)
+                        .map_err(|e| e.to_string())?;
+                    for problem in &report.problems {
+                        eprintln!("{}: {problem}", path.display());
+                    }
+                }
+                return std::io::Write::flush(&mut out).map_err(|e| format!("cannot write: {e}"));
             }
             let network = load_network(eval_file.as_deref())?;
             let book = match &book {
@@ -407,7 +461,9 @@ fn run(command: Option<Command>) -> Result<(), String> {
                 pile.validation.len()
             );
             let k = scale.unwrap_or_else(|| {
-                let k = train::fit_scale(&pile.train);
+                let k = ferrite::tools::data::fit_scale(&ferrite::tools::data::scores_and_results(
+                    &pile.train,
+                ));
                 eprintln!("scale K fitted to the training positions: {k:.1}");
                 k
             });

@@ -40,6 +40,7 @@ impl Filter {
 pub enum DataError {
     Open(PathBuf, std::io::Error),
     Read(PathBuf, std::io::Error),
+    Write(std::io::Error),
 }
 
 impl fmt::Display for DataError {
@@ -47,6 +48,7 @@ impl fmt::Display for DataError {
         match self {
             DataError::Open(path, err) => write!(f, "cannot open {}: {err}", path.display()),
             DataError::Read(path, err) => write!(f, "cannot read {}: {err}", path.display()),
+            DataError::Write(err) => write!(f, "cannot write: {err}"),
         }
     }
 }
@@ -284,18 +286,19 @@ impl Pile {
     }
 }
 
-/// One line of a text data file.
-struct TextLine {
-    pos: Chess,
-    white_score: i32,
-    white_result: f32,
-    mv: shakmaty::Move,
+/// One line of a text data file: a position, its search score and game result from White's
+/// side, and the move played.
+pub struct TextLine {
+    pub pos: Chess,
+    pub white_score: i32,
+    pub white_result: f32,
+    pub mv: shakmaty::Move,
     /// The move as from, to and promotion, for the game's hash.
     move_code: u16,
 }
 
 impl TextLine {
-    fn parse(line: &str) -> Result<TextLine, String> {
+    pub fn parse(line: &str) -> Result<TextLine, String> {
         let fields: Vec<&str> = line.split('|').map(str::trim).collect();
         let [fen, score, result, mv] = fields[..] else {
             return Err("expected 'FEN | score | result | move'".to_string());
@@ -330,13 +333,19 @@ impl TextLine {
         })
     }
 
-    fn training_board(&self, filter: Filter) -> Option<ChessBoard> {
+    /// Whether the filter keeps this position.
+    pub fn kept_by(&self, filter: Filter) -> bool {
         let pos = &self.pos;
         let ply = 2 * (u32::from(pos.fullmoves()) - 1) + u32::from(pos.turn() == Color::Black);
         let tactical = self.mv.is_capture() || self.mv.is_promotion();
-        if !filter.keeps(pos.is_check(), tactical, self.white_score, ply) {
+        filter.keeps(pos.is_check(), tactical, self.white_score, ply)
+    }
+
+    fn training_board(&self, filter: Filter) -> Option<ChessBoard> {
+        if !self.kept_by(filter) {
             return None;
         }
+        let pos = &self.pos;
         let score = self
             .white_score
             .clamp(-i32::from(i16::MAX), i32::from(i16::MAX)) as i16;
@@ -369,6 +378,83 @@ pub fn training_board(
     )
 }
 
+/// Writes every position of the viriformat games in `path` as a text line `FEN | score |
+/// result | move` (White's view, the move in UCI), the format of `../shared/data/`'s text files
+/// and of `scripts/fit_wdl.py`'s input: `ferrite datagen --export`.
+pub fn export_text(path: &Path, out: &mut impl std::io::Write) -> Result<FileReport, DataError> {
+    let file = std::fs::File::open(path).map_err(|e| DataError::Open(path.into(), e))?;
+    let mut report = FileReport::default();
+    let mut failure = None;
+    let read = read_games(BufReader::new(file), |game| {
+        report.games += 1;
+        let result = match game.outcome() {
+            viriformat::dataformat::WDL::Win => "1.0",
+            viriformat::dataformat::WDL::Draw => "0.5",
+            viriformat::dataformat::WDL::Loss => "0.0",
+        };
+        let mut board = game.initial_position();
+        for (mv, score) in &game.moves {
+            report.positions += 1;
+            if failure.is_none() {
+                let line = writeln!(
+                    out,
+                    "{board} | {} | {result} | {}",
+                    score.get(),
+                    mv.display(false)
+                );
+                failure = line.err();
+            }
+            board.make_move_simple(*mv);
+        }
+    })
+    .map_err(|e| DataError::Read(path.into(), e))?;
+    if let Some(err) = failure {
+        return Err(DataError::Write(err));
+    }
+    if let Some(tail) = read.damaged_tail {
+        report
+            .problems
+            .push(format!("damaged tail skipped ({tail})"));
+    }
+    Ok(report)
+}
+
+/// The scale K at which scores (side to move, centipawns) best predict results (0 to 1): the
+/// least squared error of sigmoid(score / K) against the result, by golden-section search
+/// over 50..2000 (the error is unimodal in K).
+pub fn fit_scale(scores_and_results: &[(f32, f32)]) -> f32 {
+    let error = |k: f64| -> f64 {
+        let total: f64 = scores_and_results
+            .iter()
+            .map(|&(score, result)| {
+                let predicted = 1.0 / (1.0 + (-f64::from(score) / k).exp());
+                (predicted - f64::from(result)).powi(2)
+            })
+            .sum();
+        total / scores_and_results.len().max(1) as f64
+    };
+    let (mut lo, mut hi) = (50.0f64, 2000.0f64);
+    let ratio = (5f64.sqrt() - 1.0) / 2.0;
+    for _ in 0..50 {
+        let a = hi - ratio * (hi - lo);
+        let b = lo + ratio * (hi - lo);
+        if error(a) < error(b) {
+            hi = b;
+        } else {
+            lo = a;
+        }
+    }
+    ((lo + hi) / 2.0) as f32
+}
+
+/// The scores and results of training boards, from the side to move, for `fit_scale`.
+pub fn scores_and_results(boards: &[ChessBoard]) -> Vec<(f32, f32)> {
+    boards
+        .iter()
+        .map(|b| (f32::from(b.score), f32::from(b.result) / 2.0))
+        .collect()
+}
+
 /// Reads `paths` into one pile and prints, for each file and in all, the games, positions,
 /// duplicate games and kept positions: `ferrite datagen --check`.
 pub fn check(
@@ -393,6 +479,12 @@ pub fn check(
         "in all: {} games, {} positions, {} duplicate games, {} positions kept by the filter",
         total.games, total.positions, total.duplicate_games, total.kept
     ));
+    if !pile.train.is_empty() {
+        out(&format!(
+            "scale K of the kept positions' scores against their results: {:.1}",
+            fit_scale(&scores_and_results(&pile.train))
+        ));
+    }
     Ok(total.duplicate_games)
 }
 
@@ -473,6 +565,39 @@ r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4 | 40 | 1.0 |
             "{:?}",
             report.problems
         );
+    }
+
+    #[test]
+    fn exported_games_read_back_as_the_same_games() {
+        let dir = std::env::temp_dir().join(format!("ferrite-export-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut player = crate::tools::datagen::Player::new(300, 1200, None).unwrap();
+        let mut rng = crate::rng::SplitMix64::new(4);
+        let mut bytes = Vec::new();
+        let mut games = 0;
+        while games < 2 {
+            if let Some(game) = player.play(&mut rng, &[], 8) {
+                bytes.extend(crate::tools::datagen::encode(&game).unwrap());
+                games += 1;
+            }
+        }
+        let vf = dir.join("games.vf");
+        std::fs::write(&vf, &bytes).unwrap();
+        let mut text = Vec::new();
+        let exported = export_text(&vf, &mut text).unwrap();
+        let txt = dir.join("games.txt");
+        std::fs::write(&txt, &text).unwrap();
+        let filter = Filter { min_ply: 0 };
+        let (mut from_vf, mut from_text) = (Pile::new(0.0, 1), Pile::new(0.0, 1));
+        let a = from_vf.load(&vf, filter).unwrap();
+        let b = from_text.load(&txt, filter).unwrap();
+        assert_eq!(exported.positions, a.positions);
+        assert_eq!(
+            (a.games, a.positions, a.kept),
+            (b.games, b.positions, b.kept)
+        );
+        assert_eq!(from_vf.train, from_text.train);
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //! The loss is bullet's: (sigmoid(output) - target)^2 with target = wdl x result +
 //! (1 - wdl) x sigmoid(score / K), both from the side to move. K, the scale at which the
 //! data's scores predict its results, is fitted to the training positions before training
-//! (`fit_scale`) unless given; the network's output times K is its evaluation in
+//! (`data::fit_scale`) unless given; the network's output times K is its evaluation in
 //! centipawns, and the file carries K as its output scale.
 
 use crate::eval::nnue::{output_bucket, Network, INPUTS, OUTPUT_BUCKETS, QA, QB, WEIGHT_LIMIT};
@@ -90,34 +90,6 @@ impl Target {
         self.wdl * f32::from(board.result) / 2.0
             + (1.0 - self.wdl) * sigmoid(f32::from(board.score) / self.k)
     }
-}
-
-/// The scale K at which the positions' scores (side to move) best predict their games'
-/// results: the least squared error of sigmoid(score / K) against the result, by
-/// golden-section search over 50..2000 (the error is unimodal in K).
-pub fn fit_scale(boards: &[ChessBoard]) -> f32 {
-    let error = |k: f64| -> f64 {
-        let total: f64 = boards
-            .iter()
-            .map(|b| {
-                let predicted = 1.0 / (1.0 + (-f64::from(b.score) / k).exp());
-                (predicted - f64::from(b.result) / 2.0).powi(2)
-            })
-            .sum();
-        total / boards.len().max(1) as f64
-    };
-    let (mut lo, mut hi) = (50.0f64, 2000.0f64);
-    let ratio = (5f64.sqrt() - 1.0) / 2.0;
-    for _ in 0..50 {
-        let a = hi - ratio * (hi - lo);
-        let b = lo + ratio * (hi - lo);
-        if error(a) < error(b) {
-            hi = b;
-        } else {
-            lo = a;
-        }
-    }
-    ((lo + hi) / 2.0) as f32
 }
 
 /// The network in floating point, as it is trained.
@@ -930,7 +902,7 @@ mod tests {
                 training_board(pos, score, result).unwrap()
             })
             .collect();
-        let k = fit_scale(&boards);
+        let k = crate::tools::data::fit_scale(&crate::tools::data::scores_and_results(&boards));
         assert!((k - 250.0).abs() < 15.0, "K = {k}");
     }
 

@@ -38,24 +38,65 @@ fn parse_result(text: &str) -> Option<f64> {
     None
 }
 
-/// Parses `FEN <result>` lines; returns the samples and the number of lines skipped.
-pub fn load(text: &str) -> (Vec<Sample>, usize) {
-    let mut samples = Vec::new();
-    let mut skipped = 0;
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let fields: Vec<&str> = line.split_whitespace().collect();
-        let fen_len = fields.len().min(6);
-        let sample = (4..=fen_len).rev().find_map(|n| {
+/// How positions of data lines `FEN | score | result | move` (datagen's export, White's view)
+/// are labelled: `wdl` of the game result and the rest the search score's expected result
+/// `sigmoid(score / scale)`. Positions in check, with a capture or promotion as the best move,
+/// a mate score, or before ply 16 are left out of those files, as the trainer leaves them.
+#[derive(Clone, Copy, Debug)]
+pub struct Labels {
+    pub wdl: f64,
+    pub scale: f64,
+}
+
+impl Default for Labels {
+    fn default() -> Labels {
+        Labels {
+            wdl: 1.0,
+            scale: 400.0,
+        }
+    }
+}
+
+/// One line of a data file: a sample, `None` for a position the filter leaves out, or an
+/// error for a line that cannot be read.
+fn sample(line: &str, labels: Labels) -> Result<Option<Sample>, ()> {
+    if line.contains('|') {
+        let line = crate::tools::data::TextLine::parse(line).map_err(|_| ())?;
+        if !line.kept_by(crate::tools::data::Filter { min_ply: 16 }) {
+            return Ok(None);
+        }
+        let expected = 1.0 / (1.0 + (-f64::from(line.white_score) / labels.scale).exp());
+        return Ok(Some(Sample {
+            features: eval::features(&line.pos),
+            result: labels.wdl * f64::from(line.white_result) + (1.0 - labels.wdl) * expected,
+        }));
+    }
+    let fields: Vec<&str> = line.split_whitespace().collect();
+    let fen_len = fields.len().min(6);
+    (4..=fen_len)
+        .rev()
+        .find_map(|n| {
             let board = Board::from_fen(&fields[..n].join(" "), CastlingMode::Standard).ok()?;
             let result = parse_result(&fields[n..].join(" "))?;
             Some(Sample {
                 features: eval::features(board.pos()),
                 result,
             })
-        });
-        match sample {
-            Some(sample) => samples.push(sample),
-            None => skipped += 1,
+        })
+        .map(Some)
+        .ok_or(())
+}
+
+/// Parses `FEN <result>` lines, or datagen's `FEN | score | result | move` lines labelled by
+/// `labels`; returns the samples and the number of lines skipped.
+pub fn load(text: &str, labels: Labels) -> (Vec<Sample>, usize) {
+    let mut samples = Vec::new();
+    let mut skipped = 0;
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        match sample(line, labels) {
+            Ok(Some(sample)) => samples.push(sample),
+            Ok(None) => {}
+            Err(()) => skipped += 1,
         }
     }
     (samples, skipped)
@@ -103,6 +144,17 @@ pub fn engine_weights() -> Vec<(f64, f64)> {
     WEIGHTS.iter().map(|s| (s.0 as f64, s.1 as f64)).collect()
 }
 
+/// A start that knows nothing but the usual piece values (pawn 100, knight 300, bishop 320,
+/// rook 500, queen 900), every other weight 0: a fit from here owes nothing to the weights
+/// before it.
+pub fn neutral_weights() -> Vec<(f64, f64)> {
+    let mut weights = vec![(0.0, 0.0); N_WEIGHTS];
+    for (role, value) in [100.0, 300.0, 320.0, 500.0, 900.0].into_iter().enumerate() {
+        weights[eval::material_index(role)] = (value, value);
+    }
+    weights
+}
+
 /// How `tune` runs.
 pub struct Settings {
     /// Adam steps over the whole data.
@@ -115,6 +167,17 @@ pub struct Settings {
     /// positions speak for (a queen reaching 26 squares, a storm of 30 attack units) stay near
     /// their starting values instead of fitting the noise.
     pub pull: f64,
+    /// Where the fit starts, and what the pull pulls towards.
+    pub start: Vec<(f64, f64)>,
+    /// The sigmoid's K, fixed; fitted to the starting weights when `None`. Labels made from
+    /// search scores fix it to their own scale, so the evaluation learns those centipawns.
+    pub k: Option<f64>,
+}
+
+/// The tuner's K (`sigmoid(K * eval)` in base-10 form over 400) equal to a logistic
+/// `sigmoid(eval / scale)`.
+pub fn k_of_scale(scale: f64) -> f64 {
+    400.0 / (scale * std::f64::consts::LN_10)
 }
 
 /// Runs Adam steps from the engine's weights.
@@ -124,10 +187,11 @@ pub fn tune(samples: &[Sample], settings: &Settings, mut log: impl FnMut(&str)) 
         rate,
         tables,
         pull,
+        ..
     } = *settings;
-    let start = engine_weights();
+    let start = settings.start.clone();
     let mut weights = start.clone();
-    let k = best_k(samples, &weights);
+    let k = settings.k.unwrap_or_else(|| best_k(samples, &weights));
     let error_before = mean_error(samples, &weights, k);
     log(&format!(
         "{} positions, K = {k:.4}, error {error_before:.6}",
@@ -213,7 +277,7 @@ pub fn format_weights(weights: &[(f64, f64)]) -> String {
 /// `Score(mg, eg)` per line, named. `origin` says where the weights came from.
 pub fn rust_source(weights: &[(f64, f64)], origin: &str) -> String {
     let mut out = String::from(
-        "//! The evaluation weights, written by `ferrite tune --rust` (see README.md, \"Tuning\"):\n\
+        "//! The evaluation weights, written by `ferrite tune --rust` (see docs/tuning.md):\n\
          //! edit them by tuning again, or by hand for a new term's starting value.\n",
     );
     for line in origin.lines() {
@@ -266,11 +330,66 @@ mod tests {
             "{} [1.0]\n{} \"0-1\";\n{} ; 1/2-1/2\n{} [0.734]\n{} 0.5\nnot a position [1.0]\n{}\n{} [1.5]\n",
             FENS[0], FENS[1], FENS[2], FENS[3], FENS[4], FENS[0], FENS[1]
         );
-        let (samples, skipped) = load(&text);
+        let (samples, skipped) = load(&text, Labels::default());
         let results: Vec<f64> = samples.iter().map(|s| s.result).collect();
         assert_eq!(results, vec![1.0, 0.0, 0.5, 0.734, 0.5]);
         // The bad FEN, the line without a label, and the score outside [0, 1].
         assert_eq!(skipped, 3);
+    }
+
+    #[test]
+    fn datagen_lines_are_labelled_by_score_and_result() {
+        let quiet =
+            "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 9 | 200 | 0.0 | f1c4";
+        let early =
+            "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R w KQkq - 2 3 | 200 | 0.0 | f1c4";
+        let capture =
+            "rnbqkbnr/ppp1pppp/8/3p4/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 9 | 20 | 0.5 | e4d5";
+        let text = format!("{quiet}\n{early}\n{capture}\nbad | 1 | 1.0 | e2e4\n");
+        let labels = Labels {
+            wdl: 0.25,
+            scale: 200.0,
+        };
+        let (samples, skipped) = load(&text, labels);
+        assert_eq!((samples.len(), skipped), (1, 1));
+        let expected = 0.75 / (1.0 + (-1.0f64).exp());
+        assert!(
+            (samples[0].result - expected).abs() < 1e-12,
+            "{}",
+            samples[0].result
+        );
+    }
+
+    #[test]
+    fn a_fixed_k_is_the_logistic_scale_of_the_labels() {
+        let k = k_of_scale(227.0);
+        for eval in [-300.0, 45.0, 600.0] {
+            let logistic = 1.0 / (1.0 + (-eval / 227.0f64).exp());
+            assert!((sigmoid(k, eval) - logistic).abs() < 1e-12);
+        }
+    }
+
+    #[test]
+    fn the_neutral_start_knows_only_piece_values() {
+        let neutral = neutral_weights();
+        let named: Vec<String> = (0..N_WEIGHTS)
+            .filter(|&i| neutral[i] != (0.0, 0.0))
+            .map(eval::weight_name)
+            .collect();
+        assert_eq!(
+            named,
+            [
+                "material[0]",
+                "material[1]",
+                "material[2]",
+                "material[3]",
+                "material[4]"
+            ]
+        );
+        // The start position's material balances: only the fixed tempo bonus remains.
+        let board = Board::from_fen(FENS[0], CastlingMode::Standard).unwrap();
+        let features = eval::features(board.pos());
+        assert_eq!(features.white_eval(&neutral), f64::from(features.tempo));
     }
 
     #[test]
@@ -300,12 +419,14 @@ mod tests {
             .enumerate()
             .map(|(i, fen)| format!("{fen} [{}]\n", if i % 2 == 0 { "0.0" } else { "1.0" }))
             .collect();
-        let (samples, _) = load(&text);
+        let (samples, _) = load(&text, Labels::default());
         let settings = |tables| Settings {
             iterations: 100,
             rate: 2.0,
             tables,
             pull: 0.0,
+            start: engine_weights(),
+            k: None,
         };
         let report = tune(&samples, &settings(true), |_| {});
         assert!(
