@@ -40,13 +40,6 @@ fn z_piece(sq: Square, color: Color, role: Role) -> u64 {
     Zobrist64::zobrist_for_piece(sq, role.of(color)).0
 }
 
-/// The 16-bit form of a move stored in the table: from, to (the rook for castling), promotion.
-pub fn encode_move(mv: Move) -> u16 {
-    let from = mv.from().map_or(0, |sq| sq as u16);
-    let promotion = mv.promotion().map_or(0, |role| role as u16);
-    from | (mv.to() as u16) << 6 | promotion << 12
-}
-
 /// A piece of one colour and role on one square.
 pub type Placement = (Color, Role, Square);
 

@@ -1,6 +1,7 @@
 //! Ferrite: a UCI chess engine built around a lockless, bucketed transposition table.
 //!
-//! The engine: `board` (position, key, repetitions), `eval` (static evaluation), `search`
+//! The engine, its floors from the ground up: `types` (scores, bounds, the 16-bit move),
+//! `board` (position, key, repetitions), `eval` (static evaluation), `search`
 //! (one thread's search and its move ordering), `threads` (the Lazy SMP pool and a search's
 //! lifecycle), `time` (deadlines), `tt` (the shared table), `uci` (the protocol), `syzygy`
 //! (endgame tablebases) and `wdl` (the win/draw/loss model of its output).
@@ -16,5 +17,6 @@ pub mod threads;
 pub mod time;
 pub mod tools;
 pub mod tt;
+pub mod types;
 pub mod uci;
 pub mod wdl;

@@ -7,7 +7,7 @@
 //! at loading, and the positions that need it are searched as if there were no tables.
 
 use crate::board::Board;
-use crate::search::TB_WIN;
+use crate::types::TB_WIN;
 use shakmaty::{Chess, Color, Move, Position, Role};
 use shakmaty_syzygy::{Dtz, Metric, SyzygyError, Tablebase, Wdl};
 use std::collections::HashSet;
@@ -392,8 +392,8 @@ fn wdl_value(wdl: Wdl, rule50: bool) -> i32 {
 
 /// The search's score and bound for a probe's result `ply` plies from the root: a win is a
 /// lower bound (a mate may be better), a loss an upper bound, anything else exact.
-pub fn search_score(wdl: Wdl, rules: &ProbeRules, ply: i32) -> (i32, crate::tt::Bound) {
-    use crate::tt::Bound;
+pub fn search_score(wdl: Wdl, rules: &ProbeRules, ply: i32) -> (i32, crate::types::Bound) {
+    use crate::types::Bound;
     match wdl_value(wdl, rules.rule50) {
         2 => (TB_WIN - ply, Bound::Lower),
         -2 => (-TB_WIN + ply, Bound::Upper),
@@ -413,7 +413,7 @@ pub fn has_tables(dir: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::{DECISIVE, MATE_BOUND};
+    use crate::types::{DECISIVE, MATE_BOUND};
 
     fn shared_tables() -> Option<Syzygy> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/syzygy");
@@ -474,7 +474,7 @@ mod tests {
         let win = board("8/8/8/4k3/8/8/8/1Q2K3 w - - 0 1");
         let wdl = tb.probe_wdl(win.pos()).expect("KQvK");
         let (score, bound) = search_score(wdl, &rules, 3);
-        assert_eq!((score, bound), (TB_WIN - 3, crate::tt::Bound::Lower));
+        assert_eq!((score, bound), (TB_WIN - 3, crate::types::Bound::Lower));
         assert!(score > DECISIVE && score < MATE_BOUND);
         let draw = board("8/8/8/4k3/8/8/8/1B2K3 w - - 0 1");
         assert_eq!(tb.probe_wdl(draw.pos()), Some(Wdl::Draw));

@@ -271,7 +271,7 @@ pub fn lock_histories(histories: &Mutex<Vec<History>>) -> MutexGuard<'_, Vec<His
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tt::Bound;
+    use crate::types::Bound;
     use shakmaty::{Chess, Position};
 
     fn line(depth: i32, score: i32, first: Move) -> Iteration {

@@ -6,11 +6,13 @@
 use crate::board::Board;
 use crate::eval::nnue::Network;
 use crate::search::history::History;
-use crate::search::{Iteration, Job, Listener, Progress, MATE, MATE_BOUND};
+use crate::search::{Iteration, Job, Listener, Progress};
 use crate::syzygy::{ProbeRules, Syzygy};
 use crate::threads::{lock_histories, SearchHandle};
 use crate::time::{Limits, TimePlan};
-use crate::tt::{Bound, Tt};
+use crate::tt::Tt;
+use crate::types::Bound;
+use crate::types::{MATE, MATE_BOUND, PLY_LIMIT};
 use crossbeam::channel::{Receiver, Sender};
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};
 use std::io::{BufRead, Write};
@@ -734,7 +736,7 @@ pub fn parse_go(args: &[&str]) -> Limits {
             "movetime" => ms().map(|v| limits.movetime = Some(v)),
             "movestogo" => count().map(|v| limits.movestogo = Some(v.max(1))),
             "nodes" => count().map(|v| limits.nodes = Some(v.max(1))),
-            "depth" => count().map(|v| limits.depth = Some(v.clamp(1, 127) as i32)),
+            "depth" => count().map(|v| limits.depth = Some(v.clamp(1, PLY_LIMIT as u64) as i32)),
             "mate" => count().map(|v| limits.mate = Some(v.clamp(1, 63) as i32)),
             "infinite" => {
                 limits.infinite = true;

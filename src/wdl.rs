@@ -6,7 +6,7 @@
 //! self-play games of the built-in network ferrite-net-1 (build 109f552, 5000 nodes a move,
 //! seed 4401), 5000 steps, mean log-likelihood -0.6267.
 
-use crate::search::DECISIVE;
+use crate::types::DECISIVE;
 use shakmaty::{Chess, Position, Role};
 
 /// The score (centipawns) at which a win is an even chance, as a cubic in material / 58.
@@ -51,7 +51,7 @@ pub fn wdl(score: i32, material: i32) -> (u32, u32, u32) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::search::MATE;
+    use crate::types::MATE;
 
     #[test]
     fn chances_sum_to_a_thousand_and_follow_the_score() {

@@ -150,7 +150,8 @@ fn debug_reports_table_statistics_after_each_search() {
 /// The same table, built the same way in any process: 30,000 entries with data derived from
 /// their keys.
 fn reference_table() -> (ferrite::tt::Tt, Vec<u64>) {
-    use ferrite::tt::{Bound, Record, Tt};
+    use ferrite::tt::{Record, Tt};
+    use ferrite::types::Bound;
     let mut tt = Tt::new(4).unwrap();
     tt.new_search();
     let keys: Vec<u64> = (1..=30_000u64)

@@ -2,10 +2,10 @@
 
 use ferrite::board::Board;
 use ferrite::search::Shared;
-use ferrite::search::MATE;
 use ferrite::search::{Iteration, Job};
 use ferrite::threads;
 use ferrite::tt::Tt;
+use ferrite::types::MATE;
 use ferrite::uci::format_score;
 use shakmaty::{uci::UciMove, CastlingMode, Position};
 

@@ -10,36 +10,24 @@ mod shared;
 
 pub use shared::Shared;
 
-use crate::board::{encode_move, Board};
+use crate::board::Board;
 use crate::eval::evaluate;
 use crate::eval::nnue::{Accumulators, Network};
 use crate::eval::piece_value;
 use crate::syzygy::{ProbeRules, Probing, Syzygy};
 use crate::time::{Limits, TimePlan};
-use crate::tt::{Bound, Hit, Record, Tt, TtStats};
+use crate::tt::{Hit, Record, Tt, TtStats};
+use crate::types::{
+    encode_move, Bound, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, PLY_LIMIT, TB_WIN,
+};
 use history::{piece_to, Continuations, History, PieceTo};
 use movepick::{is_tactical, MovePicker};
 use see::see_ge;
 use shakmaty::{Chess, Move, MoveList, Position};
 use std::sync::Arc;
 
-/// A mate in n plies from the root scores `MATE - n` (the table keeps mates relative to the
-/// node instead, see `tt`).
-pub const MATE: i32 = 31_000;
-/// The deepest ply a search reaches.
-pub const MAX_PLY: i32 = 128;
-/// Scores beyond this magnitude are mates.
-pub const MATE_BOUND: i32 = MATE - MAX_PLY;
-/// A tablebase win `n` plies from the root scores `TB_WIN - n`: below every mate, above every
-/// evaluation. Losses are the negation.
-pub const TB_WIN: i32 = MATE_BOUND - 1;
-/// Scores beyond this magnitude are decisive: a tablebase result or a mate. Evaluations stay
-/// inside it.
-pub const DECISIVE: i32 = TB_WIN - MAX_PLY;
-pub const INFINITY: i32 = MATE + 1;
 /// Stored as the static eval of positions in check, which have none.
 const EVAL_NONE: i32 = -32_000;
-const PLY_LIMIT: usize = MAX_PLY as usize - 1;
 /// The table depth of an entry that holds only a static evaluation (quiescence results are
 /// stored at depth 0).
 const DEPTH_EVAL_ONLY: i32 = -1;

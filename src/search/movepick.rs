@@ -3,8 +3,8 @@
 
 use super::history::{Continuations, History};
 use super::see::see_ge;
-use crate::board::encode_move;
 use crate::eval::piece_value;
+use crate::types::encode_move;
 use arrayvec::ArrayVec;
 use shakmaty::{CastlingSide, Chess, Color, Move, MoveList, Position, Role, Square};
 

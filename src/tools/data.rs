@@ -8,8 +8,8 @@
 //! validation set.
 
 use crate::rng::mix;
-use crate::search::DECISIVE;
 use crate::tools::datagen::read_games;
+use crate::types::DECISIVE;
 use bulletformat::ChessBoard;
 use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Color, EnPassantMode, Position};
 use std::collections::HashSet;

@@ -3,7 +3,8 @@
 
 use crate::rng::mix;
 use crate::tt::memory::{clear_threads, PagePolicy};
-use crate::tt::{Bound, Record, Tt};
+use crate::tt::{Record, Tt};
+use crate::types::Bound;
 use shakmaty::{fen::Fen, CastlingMode, Chess, Position};
 use std::hint::black_box;
 use std::time::{Duration, Instant};

@@ -14,7 +14,8 @@ mod stats;
 
 pub use stats::{StoreOutcome, TtStats};
 
-use crate::search::{DECISIVE, MATE_BOUND};
+use crate::types::Bound;
+use crate::types::{score_from_tt, score_to_tt};
 use memory::{AllocError, PagePolicy, TableMemory};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -25,24 +26,13 @@ const ENTRIES_PER_BUCKET: usize = 4;
 /// Entries sampled by `hashfull`: the first 250 buckets, as UCI's permille wants 1000.
 const HASHFULL_SAMPLE: usize = 1000;
 
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum Bound {
-    None = 0,
-    /// The score is at most this (no move reached alpha).
-    Upper = 1,
-    /// The score is at least this (a move reached beta).
-    Lower = 2,
-    Exact = 3,
-}
-
-impl Bound {
-    fn from_bits(bits: u64) -> Bound {
-        match bits & 3 {
-            1 => Bound::Upper,
-            2 => Bound::Lower,
-            3 => Bound::Exact,
-            _ => Bound::None,
-        }
+/// The bound of a data word's two bits.
+fn bound_from_bits(bits: u64) -> Bound {
+    match bits & 3 {
+        1 => Bound::Upper,
+        2 => Bound::Lower,
+        3 => Bound::Exact,
+        _ => Bound::None,
     }
 }
 
@@ -113,43 +103,13 @@ impl Data {
         (self.0 >> 48 & 0xFF) as i32 - DEPTH_OFFSET
     }
     fn bound(self) -> Bound {
-        Bound::from_bits(self.0 >> 56)
+        bound_from_bits(self.0 >> 56)
     }
     fn generation(self) -> u8 {
         (self.0 >> 58) as u8
     }
     fn is_empty(self) -> bool {
         self.0 == 0
-    }
-}
-
-/// Mate and tablebase scores leave the search relative to the root and enter the table
-/// relative to the node, so one found through a transposition at another ply keeps its true
-/// distance.
-fn score_to_tt(score: i32, ply: i32) -> i32 {
-    if score > DECISIVE {
-        score + ply
-    } else if score < -DECISIVE {
-        score - ply
-    } else {
-        score
-    }
-}
-
-/// A score keeps its kind on the way out: a mate (or a table result) that would lie beyond
-/// the deepest ply from the root is shown as the furthest one of its kind.
-fn score_from_tt(score: i32, ply: i32) -> i32 {
-    let furthest = if score.abs() > MATE_BOUND {
-        MATE_BOUND + 1
-    } else {
-        DECISIVE + 1
-    };
-    if score > DECISIVE {
-        (score - ply).max(furthest)
-    } else if score < -DECISIVE {
-        (score + ply).min(-furthest)
-    } else {
-        score
     }
 }
 

@@ -225,7 +225,8 @@ impl Tt {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tt::{Bound, Record};
+    use crate::tt::Record;
+    use crate::types::Bound;
 
     fn filled(mib: usize, count: u64) -> (Tt, Vec<u64>) {
         let tt = Tt::new(mib).unwrap();

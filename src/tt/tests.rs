@@ -1,5 +1,5 @@
 use super::*;
-use crate::search::MATE;
+use crate::types::MATE;
 
 /// A well-mixed key stream for tests, reproducible from its seed.
 fn next_key(state: &mut u64) -> u64 {
