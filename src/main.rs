@@ -212,10 +212,8 @@ enum Command {
 
 /// The evaluation `--eval-file` names: the built-in network without it, none (hand-crafted)
 /// for `hce`, else the file, which is an error if it is not a network.
-fn load_network(
-    name: Option<&str>,
-) -> Result<Option<std::sync::Arc<ferrite::eval::nnue::Network>>, String> {
-    ferrite::eval::choose(name.unwrap_or_default())
+fn load_network(name: Option<&str>) -> Result<ferrite::eval::Evaluation, String> {
+    ferrite::eval::Evaluation::choose(name.unwrap_or_default()).map_err(|e| e.to_string())
 }
 
 fn run(command: Option<Command>) -> Result<(), String> {
@@ -398,7 +396,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
                 seed,
                 random_plies: random_plies.unwrap_or(if book.is_empty() { 8 } else { 0 }),
                 book,
-                network,
+                evaluation: network,
             };
             eprintln!(
                 "datagen: seed {seed}, {} thread(s), {} nodes a move (hard {}), appending to {}",

@@ -3,7 +3,7 @@
 //! chosen by a vote. `SearchHandle` runs such a search on a thread of its own, so the caller
 //! (the UCI loop) stays free to answer `isready`, `stop` and `ponderhit`.
 
-use crate::search::history::History;
+use crate::search::history::Memory;
 use crate::search::{Iteration, Job, Listener, Progress, Shared, Worker};
 use crate::tt::{Tt, TtStats};
 use shakmaty::Move;
@@ -23,27 +23,27 @@ pub struct Outcome {
 /// Searches `job` with `shared`'s number of threads until a limit or `shared.stop()`; returns
 /// the chosen iteration. Only the main thread (0) reports progress, and its end (a limit, or
 /// a panic) stops the helpers. A helper that cannot be started is left out; if none can, the
-/// main thread searches on the caller's thread. Worker `i` learns into `histories[i]`, which
+/// main thread searches on the caller's thread. Worker `i` learns into `memories[i]`, which
 /// is grown to one per thread and kept by the caller for the next search of the game.
 pub fn search(
     tt: &Tt,
     job: &Job,
     shared: &Shared,
-    histories: &mut Vec<History>,
+    memories: &mut Vec<Memory>,
     listener: Option<&dyn Listener>,
 ) -> Outcome {
     let threads = shared.threads();
-    if histories.len() < threads {
-        histories.resize_with(threads, History::default);
+    if memories.len() < threads {
+        memories.resize_with(threads, Memory::default);
     }
     // Indexed by thread: `None` for a thread that did not start or panicked.
     let results: Vec<Option<(Iteration, TtStats)>> = crossbeam::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
-        for (id, history) in histories.iter_mut().take(threads).enumerate() {
+        for (id, memory) in memories.iter_mut().take(threads).enumerate() {
             let worker = move |_: &crossbeam::thread::Scope| {
                 let _main_ends_all = (id == 0).then(|| StopOnDrop(shared));
                 let listener = if id == 0 { listener } else { None };
-                let mut worker = Worker::new(id, job, tt, shared, listener, history);
+                let mut worker = Worker::new(id, job, tt, shared, listener, memory);
                 let result = worker.iterate();
                 (result, worker.tt_stats())
             };
@@ -62,7 +62,7 @@ pub fn search(
     })
     .unwrap_or_default();
     if results.is_empty() {
-        let mut worker = Worker::new(0, job, tt, shared, listener, &mut histories[0]);
+        let mut worker = Worker::new(0, job, tt, shared, listener, &mut memories[0]);
         let best = worker.iterate();
         return Outcome {
             best,
@@ -182,7 +182,7 @@ impl SearchHandle {
         tt: Arc<Tt>,
         job: Job,
         threads: usize,
-        histories: Arc<Mutex<Vec<History>>>,
+        memories: Arc<Mutex<Vec<Memory>>>,
         listener: L,
         finish: F,
     ) -> Result<SearchHandle, String>
@@ -207,7 +207,7 @@ impl SearchHandle {
                     &tt,
                     job,
                     shared,
-                    &mut lock_histories(&histories),
+                    &mut lock_memories(&memories),
                     Some(&listener),
                 );
                 let mut phase = control.0.phase();
@@ -263,9 +263,9 @@ impl SearchHandle {
     }
 }
 
-pub fn lock_histories(histories: &Mutex<Vec<History>>) -> MutexGuard<'_, Vec<History>> {
-    // A search thread that panicked leaves histories that are still valid numbers.
-    histories.lock().unwrap_or_else(|e| e.into_inner())
+pub fn lock_memories(memories: &Mutex<Vec<Memory>>) -> MutexGuard<'_, Vec<Memory>> {
+    // A search thread that panicked leaves memories that are still valid numbers.
+    memories.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 #[cfg(test)]

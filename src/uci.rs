@@ -5,10 +5,11 @@
 
 use crate::board::Board;
 use crate::eval::nnue::Network;
-use crate::search::history::History;
+use crate::eval::Evaluation;
+use crate::search::history::Memory;
 use crate::search::{Iteration, Job, Listener, Progress};
 use crate::syzygy::{ProbeRules, Syzygy};
-use crate::threads::{lock_histories, SearchHandle};
+use crate::threads::{lock_memories, SearchHandle};
 use crate::time::{Limits, TimePlan};
 use crate::tt::Tt;
 use crate::types::Bound;
@@ -59,14 +60,14 @@ pub struct Engine {
     hash_file: String,
     /// Whether `info` lines carry `wdl` (`UCI_ShowWDL`).
     show_wdl: bool,
-    /// The network the search evaluates with (`EvalFile`, the built-in one unless changed);
-    /// the hand-crafted evaluation if none.
-    network: Option<Arc<Network>>,
+    /// The evaluation the search uses (`EvalFile`, the built-in network unless changed).
+    evaluation: Evaluation,
     /// Endgame tablebases (`SyzygyPath`) and how to probe them.
     syzygy: Option<Arc<Syzygy>>,
     probe_rules: ProbeRules,
-    /// What each search thread learned about moves, kept from one move of a game to the next.
-    histories: Arc<Mutex<Vec<History>>>,
+    /// What each search thread learned about moves and the evaluation, kept from one move of
+    /// a game to the next.
+    memories: Arc<Mutex<Vec<Memory>>>,
     running: Option<SearchHandle>,
     /// `setoption` commands received while a search ran, applied in order once it ends.
     pending: Vec<Vec<String>>,
@@ -180,10 +181,10 @@ impl Engine {
             debug: false,
             hash_file: HASH_FILE_DEFAULT.to_string(),
             show_wdl: false,
-            network: Some(Network::built_in()),
+            evaluation: Evaluation::built_in(),
             syzygy: None,
             probe_rules: ProbeRules::default(),
-            histories: Arc::default(),
+            memories: Arc::default(),
             running: None,
             pending: Vec::new(),
             search_done: crossbeam::channel::unbounded(),
@@ -338,7 +339,7 @@ impl Engine {
     /// A new game shares nothing with the last: an empty table and no move histories.
     fn new_game(&mut self) {
         self.clear_hash();
-        lock_histories(&self.histories).clear();
+        lock_memories(&self.memories).clear();
     }
 
     fn clear_hash(&mut self) {
@@ -444,7 +445,7 @@ impl Engine {
                     self.stop();
                     self.wait();
                     self.threads = n as usize;
-                    lock_histories(&self.histories).truncate(self.threads);
+                    lock_memories(&self.memories).truncate(self.threads);
                 }
             }
             "multipv" => {
@@ -510,11 +511,11 @@ impl Engine {
     /// entries keep the static evaluations and the correction histories the errors of the one
     /// before.
     fn set_eval_file(&mut self, text: &str) {
-        match crate::eval::choose(text) {
-            Ok(network) => {
-                info_string(&match &network {
-                    None => "evaluation: hand-crafted".to_string(),
-                    Some(net) => format!(
+        match Evaluation::choose(text) {
+            Ok(evaluation) => {
+                info_string(&match &evaluation {
+                    Evaluation::HandCrafted => "evaluation: hand-crafted".to_string(),
+                    Evaluation::Network(net) => format!(
                         "evaluation: {} ({}, {} kernels)",
                         if Arc::ptr_eq(net, &Network::built_in()) {
                             "built-in network".to_string()
@@ -525,7 +526,7 @@ impl Engine {
                         crate::eval::nnue::Kernels::detect().name()
                     ),
                 });
-                self.network = network;
+                self.evaluation = evaluation;
                 self.new_game();
             }
             Err(err) => info_string(&format!("error: {err}; evaluation unchanged")),
@@ -561,9 +562,9 @@ impl Engine {
         let pos = self.board.pos();
         let mut line = format!(
             "static evaluation from the side to move: hand-crafted {} cp",
-            crate::eval::evaluate(pos)
+            crate::eval::hce::evaluate(pos)
         );
-        if let Some(net) = &self.network {
+        if let Some(net) = self.evaluation.network() {
             line.push_str(&format!(", network {} cp", net.evaluate(pos)));
         }
         info_string(&line);
@@ -625,7 +626,7 @@ impl Engine {
             limits,
             search_moves,
             multipv: self.multipv,
-            network: self.network.clone(),
+            evaluation: self.evaluation.clone(),
             tablebases: None,
         };
         if let Some(tables) = &self.syzygy {
@@ -677,7 +678,7 @@ impl Engine {
             Arc::clone(&self.tt),
             job,
             threads,
-            Arc::clone(&self.histories),
+            Arc::clone(&self.memories),
             UciListener { report },
             finish,
         );

@@ -8,7 +8,7 @@ use shakmaty::{CastlingMode, EnPassantMode};
 use std::io::BufReader;
 
 fn games(seed: u64, count: usize) -> Vec<GameRecord> {
-    let mut player = Player::new(300, 1200, None).unwrap();
+    let mut player = Player::new(300, 1200, ferrite::eval::Evaluation::built_in()).unwrap();
     let mut rng = SplitMix64::new(seed);
     let mut games = Vec::new();
     while games.len() < count {

@@ -1,8 +1,9 @@
-//! What a search thread learns as it searches, kept from one search of a game to the next:
-//! move-ordering histories (quiet, continuation, capture, killers, counter-moves) and the
-//! correction history of the static evaluation.
+//! What a search thread learns about moves as it searches, kept from one search of a game to
+//! the next: move-ordering histories (quiet, continuation, capture, killers, counter-moves).
+//! What it learns about the evaluation is `eval::Correction`; `Memory` holds both.
 
-use super::MAX_PLY;
+use crate::eval::Correction;
+use crate::types::MAX_PLY;
 use shakmaty::{Color, Move, Role};
 
 /// History scores stay within +-MAX_HISTORY (the "gravity" update converges there).
@@ -20,11 +21,10 @@ pub fn piece_to(color: Color, mv: Move) -> PieceTo {
 /// The moves one and two plies before a node, as continuation-history keys.
 pub type Continuations = [Option<PieceTo>; 2];
 
-/// What one search thread learned: about moves, killers per ply, counter-moves, and three
+/// What one search thread learned about moves: killers per ply, counter-moves, and three
 /// histories (quiet moves by from-to square, quiet moves by the moves before them
-/// (continuation), captures by piece, target and victim); about the evaluation, its
-/// correction by pawn structure. It outlives a search, so the next move of the game starts
-/// from what this one learned.
+/// (continuation), captures by piece, target and victim). It outlives a search, so the next
+/// move of the game starts from what this one learned.
 pub struct History {
     butterfly: Box<[[[i32; 64]; 64]; 2]>,
     /// `[previous piece-to][piece-to]`, flat.
@@ -33,31 +33,15 @@ pub struct History {
     capture: Box<[i16]>,
     counter: Box<[[Option<Move>; 64]; 12]>,
     killers: Box<[[Option<Move>; 2]; MAX_PLY as usize + 2]>,
+}
+
+/// Everything a search thread keeps from one search of a game to the next: its move
+/// histories and its correction of the static evaluation. `ucinewgame` starts it afresh.
+#[derive(Default)]
+pub struct Memory {
+    pub history: History,
     pub correction: Correction,
 }
-
-/// How far searches found the static evaluation off, by side to move and pawn structure:
-/// positions that share their pawns tend to share the evaluation's errors. It corrects
-/// evaluations and has no part in move ordering.
-pub struct Correction {
-    /// `[side to move][pawn key % CORRECTION_SIZE]`, in 1/CORRECTION_GRAIN centipawns.
-    table: Box<[[i32; CORRECTION_SIZE]; 2]>,
-}
-
-impl Default for Correction {
-    fn default() -> Correction {
-        Correction {
-            table: Box::new([[0; CORRECTION_SIZE]; 2]),
-        }
-    }
-}
-
-const CORRECTION_SIZE: usize = 16_384;
-const CORRECTION_GRAIN: i32 = 256;
-/// Corrections stay within +-64 centipawns.
-const CORRECTION_MAX: i32 = 64 * CORRECTION_GRAIN;
-/// An update's weight (of 256) grows with the search depth up to this.
-const CORRECTION_WEIGHT_MAX: i32 = 16;
 
 impl Default for History {
     fn default() -> History {
@@ -67,7 +51,6 @@ impl Default for History {
             capture: vec![0; PIECE_TO * 6].into_boxed_slice(),
             counter: Box::new([[None; 64]; 12]),
             killers: Box::new([[None; 2]; MAX_PLY as usize + 2]),
-            correction: Correction::default(),
         }
     }
 }
@@ -158,25 +141,6 @@ impl History {
     }
 }
 
-impl Correction {
-    /// `raw`, the static evaluation, moved by what searches of positions with the same pawns
-    /// found it to be off.
-    pub fn corrected(&self, color: Color, pawn_key: u64, raw: i32) -> i32 {
-        let entry = self.table[color as usize][pawn_key as usize % CORRECTION_SIZE];
-        raw + entry / CORRECTION_GRAIN
-    }
-
-    /// A search of `depth` found the position worth `error` more than its raw static
-    /// evaluation: the entry moves that way, more for deeper searches.
-    pub fn update(&mut self, color: Color, pawn_key: u64, depth: i32, error: i32) {
-        let entry = &mut self.table[color as usize][pawn_key as usize % CORRECTION_SIZE];
-        let weight = (depth + 1).min(CORRECTION_WEIGHT_MAX);
-        let target = error.clamp(-CORRECTION_MAX, CORRECTION_MAX) * CORRECTION_GRAIN;
-        let moved = (*entry * (256 - weight) + target * weight) / 256;
-        *entry = moved.clamp(-CORRECTION_MAX, CORRECTION_MAX);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,26 +172,5 @@ mod tests {
         );
         history.update_quiet(Color::White, mv, conts, -5000);
         assert!(history.quiet_score(Color::White, mv, [None, None]) < score);
-    }
-
-    #[test]
-    fn correction_follows_search_results_within_its_bound() {
-        let mut correction = Correction::default();
-        let (white_key, other_key) = (0x1234_5678_9abc_def0, 0x0fed_cba9_8765_4321);
-        assert_eq!(correction.corrected(Color::White, white_key, 50), 50);
-        // Deep searches keep finding the position 40 cp better than its evaluation.
-        for _ in 0..200 {
-            correction.update(Color::White, white_key, 12, 40);
-        }
-        let corrected = correction.corrected(Color::White, white_key, 50);
-        assert!((85..=90).contains(&corrected), "{corrected}");
-        // Only that side and that pawn structure are corrected.
-        assert_eq!(correction.corrected(Color::Black, white_key, 50), 50);
-        assert_eq!(correction.corrected(Color::White, other_key, 50), 50);
-        // However wrong the evaluation looks, the correction stays within 64 cp.
-        for _ in 0..500 {
-            correction.update(Color::White, white_key, 20, -5000);
-        }
-        assert_eq!(correction.corrected(Color::White, white_key, 0), -64);
     }
 }

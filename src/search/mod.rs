@@ -11,16 +11,14 @@ mod shared;
 pub use shared::Shared;
 
 use crate::board::Board;
-use crate::eval::evaluate;
-use crate::eval::nnue::{Accumulators, Network};
-use crate::eval::piece_value;
+use crate::eval::{piece_value, Evaluation, Evaluator};
 use crate::syzygy::{ProbeRules, Probing, Syzygy};
 use crate::time::{Limits, TimePlan};
 use crate::tt::{Hit, Record, Tt, TtStats};
 use crate::types::{
     encode_move, Bound, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, PLY_LIMIT, TB_WIN,
 };
-use history::{piece_to, Continuations, History, PieceTo};
+use history::{piece_to, Continuations, Memory, PieceTo};
 use movepick::{is_tactical, MovePicker};
 use see::see_ge;
 use shakmaty::{Chess, Move, MoveList, Position};
@@ -107,15 +105,15 @@ pub struct Job {
     pub search_moves: Vec<Move>,
     /// Principal variations to report (UCI `MultiPV`).
     pub multipv: usize,
-    /// The network to evaluate with; the hand-crafted evaluation without one.
-    pub network: Option<Arc<Network>>,
+    /// The evaluation to search with.
+    pub evaluation: Evaluation,
     /// Endgame tablebases to probe, if any.
     pub tablebases: Option<Probing>,
 }
 
 impl Job {
     /// A single-line search of `board` to `depth` with no clock (bench, tests).
-    pub fn fixed_depth(board: Board, depth: i32) -> Job {
+    pub fn fixed_depth(board: Board, depth: i32, evaluation: Evaluation) -> Job {
         let limits = Limits {
             depth: Some(depth),
             ..Limits::default()
@@ -126,7 +124,7 @@ impl Job {
             limits,
             search_moves: Vec::new(),
             multipv: 1,
-            network: None,
+            evaluation,
             tablebases: None,
         }
     }
@@ -225,7 +223,8 @@ pub struct Worker<'a> {
     multipv: usize,
     /// Root moves already given a line in this iteration (MultiPV).
     excluded: Vec<Move>,
-    history: &'a mut History,
+    /// The thread's move histories and evaluation correction, kept between searches.
+    memory: &'a mut Memory,
     lmr: Box<[[i32; 64]; 64]>,
     stack: Box<[Frame; MAX_PLY as usize + 4]>,
     pv: Box<[[Option<Move>; MAX_PLY as usize + 1]; MAX_PLY as usize + 1]>,
@@ -240,8 +239,8 @@ pub struct Worker<'a> {
     root_depth: i32,
     /// Nodes searched under each root move in this search, over all iterations.
     root_nodes: Vec<(Move, u64)>,
-    /// The network's accumulators along the current line, when the job has a network.
-    accumulators: Option<Accumulators>,
+    /// The evaluation, kept in step with the board.
+    evaluator: Evaluator,
     /// Positions with at most this many pieces are probed in the tablebases (0: none).
     tb_cardinality: usize,
     tb_hits: u64,
@@ -254,9 +253,9 @@ impl<'a> Worker<'a> {
         tt: &'a Tt,
         shared: &'a Shared,
         listener: Option<&'a dyn Listener>,
-        history: &'a mut History,
+        memory: &'a mut Memory,
     ) -> Worker<'a> {
-        history.new_search();
+        memory.history.new_search();
         Worker {
             id,
             board: job.board.clone(),
@@ -267,7 +266,7 @@ impl<'a> Worker<'a> {
             // Helpers only fill the table: one line each is enough.
             multipv: if id == 0 { job.multipv.max(1) } else { 1 },
             excluded: Vec::new(),
-            history,
+            memory,
             lmr: lmr_table(),
             stack: Box::new([Frame::default(); MAX_PLY as usize + 4]),
             pv: Box::new([[None; MAX_PLY as usize + 1]; MAX_PLY as usize + 1]),
@@ -279,10 +278,7 @@ impl<'a> Worker<'a> {
             root_best: None,
             root_depth: 0,
             root_nodes: Vec::new(),
-            accumulators: job
-                .network
-                .as_ref()
-                .map(|net| Accumulators::new(Arc::clone(net), job.board.pos())),
+            evaluator: job.evaluation.evaluator(job.board.pos()),
             tb_cardinality: job.tablebases.as_ref().map_or(0, Probing::cardinality),
             tb_hits: 0,
         }
@@ -566,26 +562,20 @@ impl<'a> Worker<'a> {
     fn make_move(&mut self, mv: Move) {
         let child_key = self.board.key_after(mv);
         self.tt.prefetch(child_key);
-        if let Some(accumulators) = &mut self.accumulators {
-            accumulators.make(self.board.pos(), mv);
-        }
+        self.evaluator.make(self.board.pos(), mv);
         self.board.make(mv, child_key);
     }
 
     fn unmake_move(&mut self) {
         self.board.unmake();
-        if let Some(accumulators) = &mut self.accumulators {
-            accumulators.unmake();
-        }
+        self.evaluator.unmake();
     }
 
     /// Passes the move (null-move pruning; never in check), prefetching the child's bucket.
     fn make_null(&mut self) {
         self.board.make_null();
         self.tt.prefetch(self.board.key());
-        if let Some(accumulators) = &mut self.accumulators {
-            accumulators.make_null();
-        }
+        self.evaluator.make_null();
     }
 
     fn unmake_null(&mut self) {
@@ -595,10 +585,7 @@ impl<'a> Worker<'a> {
     /// The static evaluation of the current position from the side to move, kept clear of
     /// the decisive range (and of the table's 16 bits) whatever a network says.
     fn evaluate(&self) -> i32 {
-        let score = match &self.accumulators {
-            Some(accumulators) => accumulators.evaluate(self.board.pos()),
-            None => evaluate(self.board.pos()),
-        };
+        let score = self.evaluator.evaluate(self.board.pos());
         score.clamp(-DECISIVE + 1, DECISIVE - 1)
     }
 
@@ -742,7 +729,7 @@ impl<'a> Worker<'a> {
             && ply >= 2
             && (self.stack[ply - 2].static_eval == EVAL_NONE
                 || static_eval > self.stack[ply - 2].static_eval);
-        self.history.clear_killers(ply + 1);
+        self.memory.history.clear_killers(ply + 1);
 
         if !pv_node && !in_check {
             // Reverse futility: far enough above beta that a shallow search will not drop back.
@@ -794,8 +781,8 @@ impl<'a> Worker<'a> {
         };
         let us = self.board.turn();
         let conts = self.continuations(ply);
-        let killers = self.history.killers(ply);
-        let counter = previous.and_then(|prev| self.history.counter(!us, prev));
+        let killers = self.memory.history.killers(ply);
+        let counter = previous.and_then(|prev| self.memory.history.counter(!us, prev));
         let mut picker = MovePicker::new(self.board.pos(), tt_move, killers, counter, conts);
 
         let original_alpha = alpha;
@@ -807,7 +794,7 @@ impl<'a> Worker<'a> {
         let mut any_legal = false;
         let mut quiets_tried = MoveList::new();
         let mut captures_tried = MoveList::new();
-        while let Some(mv) = picker.next_move(self.board.pos(), self.history) {
+        while let Some(mv) = picker.next_move(self.board.pos(), &self.memory.history) {
             any_legal = true;
             if Some(mv) == excluded || (root && !self.root_allowed(&mv)) {
                 continue;
@@ -816,7 +803,7 @@ impl<'a> Worker<'a> {
             let quiet = !is_tactical(mv);
             let refutation = quiet && (killers.contains(&Some(mv)) || counter == Some(mv));
             let history = if quiet {
-                self.history.quiet_score(us, mv, conts)
+                self.memory.history.quiet_score(us, mv, conts)
             } else {
                 0
             };
@@ -972,7 +959,7 @@ impl<'a> Worker<'a> {
             && best_move.is_none_or(|mv| !is_tactical(mv))
         {
             let us = self.board.turn();
-            self.history
+            self.memory
                 .correction
                 .update(us, pawn_key, depth, best_score - raw_eval);
         }
@@ -1028,7 +1015,7 @@ impl<'a> Worker<'a> {
     /// kept clear of the decisive range.
     fn corrected(&self, pawn_key: u64, raw_eval: i32) -> i32 {
         let corrected = self
-            .history
+            .memory
             .correction
             .corrected(self.board.turn(), pawn_key, raw_eval);
         corrected.clamp(-DECISIVE + 1, DECISIVE - 1)
@@ -1108,20 +1095,20 @@ impl<'a> Worker<'a> {
         let bonus =
             (depth * depth * params::history_bonus_scale()).min(params::history_bonus_max());
         if is_tactical(mv) {
-            self.history.update_capture(us, mv, bonus);
+            self.memory.history.update_capture(us, mv, bonus);
         } else {
             let conts = self.continuations(ply);
-            self.history.add_killer(ply, mv);
-            self.history.update_quiet(us, mv, conts, bonus);
+            self.memory.history.add_killer(ply, mv);
+            self.memory.history.update_quiet(us, mv, conts, bonus);
             for &other in quiets_tried {
-                self.history.update_quiet(us, other, conts, -bonus);
+                self.memory.history.update_quiet(us, other, conts, -bonus);
             }
             if let Some(previous) = ply.checked_sub(1).and_then(|p| self.stack[p].mv) {
-                self.history.set_counter(!us, previous, mv);
+                self.memory.history.set_counter(!us, previous, mv);
             }
         }
         for &other in captures_tried {
-            self.history.update_capture(us, other, -bonus);
+            self.memory.history.update_capture(us, other, -bonus);
         }
     }
 
@@ -1185,7 +1172,7 @@ impl<'a> Worker<'a> {
         };
         let mut best_move = None;
         let mut any_legal = false;
-        while let Some(mv) = picker.next_move(self.board.pos(), self.history) {
+        while let Some(mv) = picker.next_move(self.board.pos(), &self.memory.history) {
             any_legal = true;
             if !in_check {
                 // Delta pruning: even winning the piece outright would not reach alpha.
@@ -1271,20 +1258,20 @@ mod tests {
         let tables = Arc::new(Syzygy::open(dir, |_| {}).syzygy.expect("tables"));
         let tt = Tt::new(1).unwrap();
         let shared = Shared::new(1);
-        let mut history = History::default();
+        let mut memory = Memory::default();
         // The same four pieces just after a capture (halfmove clock 0), with and without
         // castling rights; the root is one ply above.
         for (fen, probed) in [
             ("r3k3/8/8/8/8/8/8/4K2R w Kq - 0 1", false),
             ("r3k3/8/8/8/8/8/8/4K2R w - - 0 1", true),
         ] {
-            let mut job = Job::fixed_depth(board(fen), 4);
+            let mut job = Job::fixed_depth(board(fen), 4, Evaluation::built_in());
             job.tablebases = Some(Probing {
                 tables: Arc::clone(&tables),
                 rules: ProbeRules::default(),
                 root: None,
             });
-            let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut history);
+            let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut memory);
             assert_eq!(worker.probe_tablebases(4, 1).is_some(), probed, "{fen}");
             assert_eq!(worker.tb_hits, u64::from(probed));
         }
@@ -1294,12 +1281,12 @@ mod tests {
     fn a_decisive_table_score_beyond_the_fifty_move_rule_is_not_trusted() {
         let tt = Tt::new(1).unwrap();
         let shared = Shared::new(1);
-        let mut history = History::default();
+        let mut memory = Memory::default();
         for (halfmoves, trusted) in [(0, true), (95, false)] {
             let b = board(&format!("6k1/8/8/8/8/8/8/R5K1 w - - {halfmoves} 80"));
             let key = b.key();
-            let job = Job::fixed_depth(b, 4);
-            let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut history);
+            let job = Job::fixed_depth(b, 4, Evaluation::built_in());
+            let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut memory);
             // A mate 20 plies from this node, found at ply 2.
             let mate = MATE - 22;
             worker.store(Record {
@@ -1321,12 +1308,13 @@ mod tests {
     fn an_early_return_keeps_the_static_evaluation() {
         let board = Board::default();
         let key = board.key();
-        let raw_eval = evaluate(board.pos());
-        let job = Job::fixed_depth(board, 1);
+        let evaluation = Evaluation::built_in();
+        let raw_eval = evaluation.evaluate(board.pos());
+        let job = Job::fixed_depth(board, 1, evaluation);
         let tt = Tt::new(1).unwrap();
         let shared = Shared::new(1);
-        let mut history = History::default();
-        let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut history);
+        let mut memory = Memory::default();
+        let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut memory);
 
         // Far above beta, reverse futility returns before the node stores a result.
         assert!(worker.negamax(-1001, -1000, 1, 1, false) > -1000);

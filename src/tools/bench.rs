@@ -4,13 +4,12 @@
 //! and nps in the form OpenBench parses.
 
 use crate::board::Board;
-use crate::eval::nnue::Network;
+use crate::eval::Evaluation;
 use crate::search::Job;
 use crate::search::Shared;
 use crate::threads;
 use crate::tt::Tt;
 use shakmaty::CastlingMode;
-use std::sync::Arc;
 use std::time::Instant;
 
 pub const DEFAULT_DEPTH: i32 = 13;
@@ -40,7 +39,7 @@ pub struct BenchResult {
 pub fn run(
     depth: i32,
     threads: usize,
-    network: Option<Arc<Network>>,
+    evaluation: Evaluation,
     mut log: impl FnMut(&str),
 ) -> Result<BenchResult, String> {
     let mut tt = Tt::new(BENCH_HASH_MIB).map_err(|e| e.to_string())?;
@@ -53,10 +52,7 @@ pub fn run(
             .map_err(|e| format!("bench position {}: {e}", i + 1))?;
         tt.clear(1);
         tt.new_search();
-        let job = Job {
-            network: network.clone(),
-            ..Job::fixed_depth(board, depth)
-        };
+        let job = Job::fixed_depth(board, depth, evaluation.clone());
         let shared = Shared::new(threads);
         // Each position starts from nothing, as from a new game, so the count is reproducible.
         let outcome = threads::search(&tt, &job, &shared, &mut Vec::new(), None);

@@ -571,7 +571,9 @@ r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4 | 40 | 1.0 |
     fn exported_games_read_back_as_the_same_games() {
         let dir = std::env::temp_dir().join(format!("ferrite-export-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
-        let mut player = crate::tools::datagen::Player::new(300, 1200, None).unwrap();
+        let mut player =
+            crate::tools::datagen::Player::new(300, 1200, crate::eval::Evaluation::built_in())
+                .unwrap();
         let mut rng = crate::rng::SplitMix64::new(4);
         let mut bytes = Vec::new();
         let mut games = 0;

@@ -7,9 +7,9 @@
 //! in flight; `read_games` reports and skips a damaged tail.
 
 use crate::board::Board;
-use crate::eval::nnue::Network;
+use crate::eval::Evaluation;
 use crate::rng::SplitMix64 as Rng;
-use crate::search::history::History;
+use crate::search::history::Memory;
 use crate::search::{Job, Shared, Worker};
 use crate::time::{Limits, TimePlan};
 use crate::tt::Tt;
@@ -56,8 +56,8 @@ pub struct Settings {
     pub book: Vec<String>,
     /// Random legal plies played from the start (this many or one more).
     pub random_plies: usize,
-    /// The network the games are played with; the hand-crafted evaluation if none.
-    pub network: Option<Arc<Network>>,
+    /// The evaluation the games are played with.
+    pub evaluation: Evaluation,
 }
 
 /// The commit this binary was built from (`build.rs`), or "unknown".
@@ -123,27 +123,23 @@ pub struct GameRecord {
     pub result: u8,
 }
 
-/// One game thread's state: its table and move histories, reused from game to game.
+/// One game thread's state: its table and search memory, reused from game to game.
 pub struct Player {
     tt: Tt,
-    history: History,
+    memory: Memory,
     soft_nodes: u64,
     hard_nodes: u64,
-    network: Option<Arc<Network>>,
+    evaluation: Evaluation,
 }
 
 impl Player {
-    pub fn new(
-        soft_nodes: u64,
-        hard_nodes: u64,
-        network: Option<Arc<Network>>,
-    ) -> Result<Player, String> {
+    pub fn new(soft_nodes: u64, hard_nodes: u64, evaluation: Evaluation) -> Result<Player, String> {
         Ok(Player {
             tt: Tt::new(HASH_MIB).map_err(|e| e.to_string())?,
-            history: History::default(),
+            memory: Memory::default(),
             soft_nodes,
             hard_nodes: hard_nodes.max(soft_nodes),
-            network,
+            evaluation,
         })
     }
 
@@ -160,12 +156,12 @@ impl Player {
             limits,
             search_moves: Vec::new(),
             multipv: 1,
-            network: self.network.clone(),
+            evaluation: self.evaluation.clone(),
             tablebases: None,
         };
         let shared = Shared::new(1);
         self.tt.new_search();
-        let best = Worker::new(0, &job, &self.tt, &shared, None, &mut self.history).iterate();
+        let best = Worker::new(0, &job, &self.tt, &shared, None, &mut self.memory).iterate();
         best.pv.first().map(|&mv| (mv, best.score))
     }
 
@@ -182,7 +178,7 @@ impl Player {
                 .to_string();
         // A new game, as after `ucinewgame`.
         self.tt.clear(1);
-        self.history = History::default();
+        self.memory = Memory::default();
         let mut moves: Vec<(Move, i16)> = Vec::new();
         let mut win_run = 0;
         let mut draw_run = 0;
@@ -384,7 +380,7 @@ pub fn run(
             let mut player = match Player::new(
                 settings.soft_nodes,
                 settings.hard_nodes,
-                settings.network.clone(),
+                settings.evaluation.clone(),
             ) {
                 Ok(player) => player,
                 Err(err) => return fail(err),
