@@ -334,7 +334,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
             Ok(())
         }
         Some(Command::Params) => {
-            print!("{}", ferrite::search::params::spsa_list());
+            print!("{}", ferrite::params::spsa_list());
             Ok(())
         }
         Some(Command::Datagen {

@@ -1,6 +1,7 @@
 //! Turning `go` limits into a plan: a soft deadline (do not start another iteration after it)
 //! and a hard deadline (stop at once), both already short of the clock by the move overhead.
 
+use crate::params;
 use shakmaty::Color;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -22,6 +23,36 @@ pub struct Limits {
     pub mate: Option<i32>,
     pub infinite: bool,
     pub ponder: bool,
+}
+
+/// What the search says after each iteration, for the soft deadline.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct IterationReport {
+    /// Iterations in a row that kept the same best move (0: it just changed).
+    pub stable_iterations: usize,
+    /// How far the best score fell from the iteration before (negative: it rose).
+    pub score_drop: i32,
+    /// The share of the root's nodes spent under the best move, if it was searched.
+    pub best_node_share: Option<f64>,
+}
+
+/// The soft deadline's scale by how many iterations the best move has held.
+const STABILITY_SCALE: [f64; 5] = [1.8, 1.3, 1.05, 0.9, 0.75];
+
+impl IterationReport {
+    /// How much of the soft deadline this search deserves: more while the best move is
+    /// unsettled or the score falls, and while the best move has not yet shown it dominates
+    /// the others by its nodes (`tm_node_base` - `tm_node_slope` x share, at least a half).
+    pub fn soft_scale(&self) -> f64 {
+        let stability = STABILITY_SCALE[self.stable_iterations.min(STABILITY_SCALE.len() - 1)];
+        let drop = 1.0 + f64::from(self.score_drop.clamp(0, 100)) / 200.0;
+        let share = self.best_node_share.map_or(1.0, |share| {
+            let base = f64::from(params::tm_node_base()) / 100.0;
+            let slope = f64::from(params::tm_node_slope()) / 100.0;
+            (base - slope * share).max(0.5)
+        });
+        stability * drop * share
+    }
 }
 
 /// Deadlines count from `start`, or from `ponderhit` when the search began as a ponder search:
@@ -120,9 +151,14 @@ impl TimePlan {
         !self.is_pondering() && self.hard.is_some_and(|hard| self.clock() >= hard)
     }
 
+    /// Whether the search should start no new iteration after one that ended as `report`
+    /// says: the clock has passed the soft deadline scaled by `report.soft_scale()`.
+    pub fn past_soft_after(&self, report: &IterationReport) -> bool {
+        self.past_scaled_soft(report.soft_scale())
+    }
+
     /// Whether the clock has passed the soft deadline times `scale` (never beyond the hard
-    /// one). The search asks for more time while its best move is unsettled, less once it has
-    /// held for several iterations; a fixed `movetime` ignores `scale`.
+    /// one); a fixed `movetime` ignores `scale`.
     pub fn past_scaled_soft(&self, scale: f64) -> bool {
         let Some(soft) = self.soft else {
             return false;
@@ -140,6 +176,28 @@ impl TimePlan {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unsettled_or_falling_search_earns_more_of_the_soft_deadline() {
+        let report = |stable_iterations, score_drop| IterationReport {
+            stable_iterations,
+            score_drop,
+            best_node_share: None,
+        };
+        assert_eq!(report(0, 0).soft_scale(), 1.8);
+        assert_eq!(report(4, 0).soft_scale(), 0.75);
+        assert_eq!(
+            report(40, -30).soft_scale(),
+            0.75,
+            "held long, score rising"
+        );
+        assert_eq!(report(4, 100).soft_scale(), 0.75 * 1.5);
+        assert_eq!(
+            report(4, 900).soft_scale(),
+            0.75 * 1.5,
+            "a drop counts up to 100 cp"
+        );
+    }
 
     fn plan(limits: Limits) -> TimePlan {
         TimePlan::new(&limits, Color::White, 50, Instant::now())

@@ -296,7 +296,7 @@ impl Engine {
         ));
         say("option name Syzygy50MoveRule type check default true");
         #[cfg(feature = "tune")]
-        for p in crate::search::params::ALL {
+        for p in crate::params::ALL {
             say(&format!(
                 "option name {} type spin default {} min {} max {}",
                 p.name, p.default, p.min, p.max
@@ -693,7 +693,7 @@ impl Engine {
 /// name is an unknown option.
 fn search_parameter(name: &str, text: &str) {
     #[cfg(feature = "tune")]
-    if crate::search::params::ALL.iter().any(|p| p.name == name) {
+    if crate::params::ALL.iter().any(|p| p.name == name) {
         let set = text
             .parse::<i32>()
             .map_err(|_| {
@@ -702,7 +702,7 @@ fn search_parameter(name: &str, text: &str) {
                     truncate(text)
                 )
             })
-            .and_then(|value| crate::search::params::set(name, value));
+            .and_then(|value| crate::params::set(name, value));
         if let Err(err) = set {
             info_string(&format!("error: {err}"));
         }

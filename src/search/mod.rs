@@ -4,7 +4,7 @@
 
 pub mod history;
 pub mod movepick;
-pub mod params;
+
 pub mod see;
 mod shared;
 
@@ -12,8 +12,9 @@ pub use shared::Shared;
 
 use crate::board::Board;
 use crate::eval::{piece_value, Evaluation, Evaluator};
+use crate::params;
 use crate::syzygy::{ProbeRules, Probing, Syzygy};
-use crate::time::{Limits, TimePlan};
+use crate::time::{IterationReport, Limits, TimePlan};
 use crate::tt::{Hit, Record, Tt, TtStats};
 use crate::types::{
     encode_move, Bound, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, PLY_LIMIT, TB_WIN,
@@ -164,9 +165,6 @@ enum Singular {
     /// The other moves beat beta too: return this score.
     Cut(i32),
 }
-
-/// The soft deadline's scale by how many iterations the best move has held.
-const STABILITY_SCALE: [f64; 5] = [1.8, 1.3, 1.05, 0.9, 0.75];
 
 /// Root moves are reported as `currmove` only once the search has run this long.
 const CURRMOVE_AFTER_MS: u128 = 3000;
@@ -356,7 +354,7 @@ impl<'a> Worker<'a> {
             let score_drop = previous_scores[0] - lines[0].score;
             previous_scores = lines.iter().map(|line| line.score).collect();
             stability = if lines[0].pv.first() == result.pv.first() {
-                (stability + 1).min(STABILITY_SCALE.len() - 1)
+                stability + 1
             } else {
                 0
             };
@@ -369,18 +367,18 @@ impl<'a> Worker<'a> {
                 }
             }
             let score = result.score;
-            // An unsettled best move or a falling score is worth more time, and so is a best
-            // move that the search has not yet shown to dominate the others by its nodes.
-            let drop_scale = 1.0 + f64::from(score_drop.clamp(0, 100)) / 200.0;
-            let time_scale =
-                STABILITY_SCALE[stability] * drop_scale * self.node_share_scale(result.pv[0]);
+            let report = IterationReport {
+                stable_iterations: stability,
+                score_drop,
+                best_node_share: self.node_share(result.pv[0]),
+            };
             let past_soft_nodes = self
                 .job
                 .limits
                 .soft_nodes
                 .is_some_and(|limit| self.shared.total_nodes() >= limit);
             if self.is_main()
-                && (self.job.plan.past_scaled_soft(time_scale)
+                && (self.job.plan.past_soft_after(&report)
                     || past_soft_nodes
                     || self.mate_found(score)
                     || (root_moves.len() == 1 && self.job.plan.has_deadline()))
@@ -423,18 +421,11 @@ impl<'a> Worker<'a> {
         pv
     }
 
-    /// The soft deadline's scale by the share of the root's nodes spent under `best`: below
-    /// one when the best move has taken nearly all of them, above one when others needed
-    /// a close look.
-    fn node_share_scale(&self, best: Move) -> f64 {
+    /// The share of the root's nodes, over all iterations so far, spent under `best`.
+    fn node_share(&self, best: Move) -> Option<f64> {
         let total: u64 = self.root_nodes.iter().map(|&(_, nodes)| nodes).sum();
-        let Some(&(_, best_nodes)) = self.root_nodes.iter().find(|&&(mv, _)| mv == best) else {
-            return 1.0;
-        };
-        let share = best_nodes as f64 / total.max(1) as f64;
-        let base = f64::from(params::tm_node_base()) / 100.0;
-        let slope = f64::from(params::tm_node_slope()) / 100.0;
-        (base - slope * share).max(0.5)
+        let &(_, best_nodes) = self.root_nodes.iter().find(|&&(mv, _)| mv == best)?;
+        Some(best_nodes as f64 / total.max(1) as f64)
     }
 
     /// Adds `nodes` to those searched under the root move `mv`.
