@@ -40,6 +40,36 @@ fn z_piece(sq: Square, color: Color, role: Role) -> u64 {
     Zobrist64::zobrist_for_piece(sq, role.of(color)).0
 }
 
+/// The FEN of each line of an EPD (or plain FEN) text, with its line number from 1: the first
+/// four fields, and the move counters where they follow (EPD puts operations there instead).
+/// Empty lines and lines starting with `#` are skipped; the FENs are not checked.
+pub fn epd_fens(text: &str) -> Vec<(usize, String)> {
+    text.lines()
+        .enumerate()
+        .filter_map(|(number, line)| {
+            let fields: Vec<&str> = line
+                .split(';')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
+            if fields.is_empty() || fields[0].starts_with('#') {
+                return None;
+            }
+            let counters = fields
+                .iter()
+                .skip(4)
+                .take(2)
+                .take_while(|f| f.parse::<u32>().is_ok())
+                .count();
+            Some((
+                number + 1,
+                fields[..fields.len().min(4 + counters)].join(" "),
+            ))
+        })
+        .collect()
+}
+
 /// A piece of one colour and role on one square.
 pub type Placement = (Color, Role, Square);
 
@@ -341,6 +371,22 @@ impl Board {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn epd_lines_give_their_fens_and_line_numbers() {
+        let text = "# a comment\n\nrnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n\
+                    8/8/8/4k3/8/8/8/4K2R w - - bm Rh8; id \"x\";\n";
+        assert_eq!(
+            epd_fens(text),
+            vec![
+                (
+                    3,
+                    "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1".to_string()
+                ),
+                (4, "8/8/8/4k3/8/8/8/4K2R w - -".to_string()),
+            ]
+        );
+    }
 
     fn next(state: &mut u64) -> u64 {
         *state ^= *state << 13;

@@ -10,6 +10,7 @@
 
 pub mod board;
 pub mod eval;
+pub mod files;
 pub mod params;
 pub mod rng;
 pub mod search;

@@ -328,8 +328,11 @@ fn run(command: Option<Command>) -> Result<(), String> {
             }
             print!("{}", tune::format_weights(&report.weights));
             if let Some(path) = rust {
-                std::fs::write(&path, tune::rust_source(&report.weights, &origin))
-                    .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+                ferrite::files::write(
+                    &path,
+                    tune::rust_source(&report.weights, &origin).as_bytes(),
+                )
+                .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
             }
             Ok(())
         }
@@ -499,24 +502,14 @@ fn run(command: Option<Command>) -> Result<(), String> {
     }
 }
 
-/// The FENs of a book: the first four to six fields of each non-empty line, checked legal.
+/// The FENs of a book (EPD or FEN lines), each checked legal.
 fn read_book(path: &std::path::Path) -> Result<Vec<String>, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let mut fens = Vec::new();
-    for (number, line) in text.lines().enumerate() {
-        let fields: Vec<&str> = line
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .split_whitespace()
-            .collect();
-        if fields.is_empty() {
-            continue;
-        }
-        let fen = fields[..fields.len().min(6)].join(" ");
+    for (number, fen) in ferrite::board::epd_fens(&text) {
         Board::from_fen(&fen, CastlingMode::Standard)
-            .map_err(|e| format!("{} line {}: {e}", path.display(), number + 1))?;
+            .map_err(|e| format!("{} line {number}: {e}", path.display()))?;
         fens.push(fen);
     }
     if fens.is_empty() {

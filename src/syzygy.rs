@@ -410,18 +410,32 @@ pub fn has_tables(dir: &Path) -> bool {
     })
 }
 
+#[doc(hidden)]
+pub const TEST_TABLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/syzygy");
+
+/// The directory of Syzygy tables the tests use, `../shared/syzygy` beside the checkout:
+/// `Some` where it holds tables. Where it does not, a test checks nothing and says so, unless
+/// `FERRITE_REQUIRE_TABLEBASES` is set (CI sets it): then their absence fails the test.
+#[doc(hidden)]
+pub fn tables_for_tests() -> Option<&'static str> {
+    if has_tables(Path::new(TEST_TABLES)) {
+        return Some(TEST_TABLES);
+    }
+    assert!(
+        std::env::var_os("FERRITE_REQUIRE_TABLEBASES").is_none(),
+        "FERRITE_REQUIRE_TABLEBASES is set, and there are no Syzygy tables at {TEST_TABLES}"
+    );
+    eprintln!("skipped: no Syzygy tables at {TEST_TABLES}");
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::types::{DECISIVE, MATE_BOUND};
 
     fn shared_tables() -> Option<Syzygy> {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/syzygy");
-        if !has_tables(Path::new(dir)) {
-            eprintln!("skipped: no tablebases at {dir}");
-            return None;
-        }
-        Syzygy::open(dir, |_| {}).syzygy
+        Syzygy::open(tables_for_tests()?, |_| {}).syzygy
     }
 
     fn board(fen: &str) -> Board {

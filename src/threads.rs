@@ -12,7 +12,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
 /// Stack for each worker: the search recurses up to MAX_PLY plies with a move list per ply.
-const WORKER_STACK: usize = 32 << 20;
+/// Stack of every thread that runs a search: the recursion goes up to MAX_PLY plies deep.
+pub const SEARCH_STACK: usize = 32 << 20;
 
 /// The result of a search: the chosen thread's line and the table use of all threads.
 pub struct Outcome {
@@ -50,7 +51,7 @@ pub fn search(
             let spawned = scope
                 .builder()
                 .name(format!("search-{id}"))
-                .stack_size(WORKER_STACK)
+                .stack_size(SEARCH_STACK)
                 .spawn(worker);
             match spawned {
                 Ok(handle) => handles.push(handle),
@@ -164,10 +165,6 @@ impl Drop for DoneOnDrop {
     }
 }
 
-/// Stack of the thread that runs a search and reports its result (it may search itself if no
-/// worker thread can be started).
-const SEARCH_THREAD_STACK: usize = 32 << 20;
-
 /// A search running on a thread of its own: `start`, then `stop`, `ponderhit` and `wait`.
 pub struct SearchHandle {
     control: Arc<Control>,
@@ -199,7 +196,7 @@ impl SearchHandle {
         let inner = Arc::clone(&control);
         let thread = std::thread::Builder::new()
             .name("search".into())
-            .stack_size(SEARCH_THREAD_STACK)
+            .stack_size(SEARCH_STACK)
             .spawn(move || {
                 let control = DoneOnDrop(inner);
                 let Control { job, shared, .. } = &*control.0;

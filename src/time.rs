@@ -125,10 +125,11 @@ impl TimePlan {
         self.start.elapsed()
     }
 
-    /// Time on our clock: since `go`, or since `ponderhit` for a ponder search.
-    fn clock(&self) -> Duration {
+    /// Time on our clock at `now`: since `go`, or since `ponderhit` for a ponder search.
+    fn clock_at(&self, now: Instant) -> Duration {
         let offset = Duration::from_micros(self.clock_offset_us.load(Relaxed));
-        self.elapsed().saturating_sub(offset)
+        now.saturating_duration_since(self.start)
+            .saturating_sub(offset)
     }
 
     pub fn is_pondering(&self) -> bool {
@@ -137,7 +138,11 @@ impl TimePlan {
 
     /// The opponent played the expected move: our clock runs from now.
     pub fn ponderhit(&self) {
-        let offset = self.elapsed().as_micros() as u64;
+        self.ponderhit_at(Instant::now());
+    }
+
+    fn ponderhit_at(&self, now: Instant) {
+        let offset = now.saturating_duration_since(self.start).as_micros() as u64;
         self.clock_offset_us.store(offset, Relaxed);
         self.pondering.store(false, Relaxed);
     }
@@ -148,7 +153,11 @@ impl TimePlan {
     }
 
     pub fn past_hard(&self) -> bool {
-        !self.is_pondering() && self.hard.is_some_and(|hard| self.clock() >= hard)
+        self.past_hard_at(Instant::now())
+    }
+
+    fn past_hard_at(&self, now: Instant) -> bool {
+        !self.is_pondering() && self.hard.is_some_and(|hard| self.clock_at(now) >= hard)
     }
 
     /// Whether the search should start no new iteration after one that ended as `report`
@@ -160,6 +169,10 @@ impl TimePlan {
     /// Whether the clock has passed the soft deadline times `scale` (never beyond the hard
     /// one); a fixed `movetime` ignores `scale`.
     pub fn past_scaled_soft(&self, scale: f64) -> bool {
+        self.past_scaled_soft_at(scale, Instant::now())
+    }
+
+    fn past_scaled_soft_at(&self, scale: f64, now: Instant) -> bool {
         let Some(soft) = self.soft else {
             return false;
         };
@@ -169,7 +182,7 @@ impl TimePlan {
         } else {
             soft
         };
-        !self.is_pondering() && self.clock() >= soft
+        !self.is_pondering() && self.clock_at(now) >= soft
     }
 }
 
@@ -204,8 +217,10 @@ mod tests {
     }
 
     /// White's plan without overhead, as if `go` had arrived `ago` before now.
-    fn plan_started(limits: Limits, ago: Duration) -> TimePlan {
-        TimePlan::new(&limits, Color::White, 0, Instant::now() - ago)
+    /// A plan whose search started at `start`; the tests read its clock at instants of their
+    /// own, so a slow or loaded machine cannot change what they see.
+    fn plan_at(limits: Limits, start: Instant) -> TimePlan {
+        TimePlan::new(&limits, Color::White, 0, start)
     }
 
     #[test]
@@ -245,19 +260,23 @@ mod tests {
 
     #[test]
     fn ponder_has_no_deadline_until_ponderhit() {
-        let p = plan_started(
+        let start = Instant::now();
+        let at = |ms| start + Duration::from_millis(ms);
+        let p = plan_at(
             Limits {
                 ponder: true,
                 movetime: Some(50),
                 ..Limits::default()
             },
-            Duration::from_secs(5),
+            start,
         );
-        assert!(!p.past_hard() && !p.past_scaled_soft(1.0));
-        p.ponderhit();
-        assert!(!p.past_hard(), "the clock starts at ponderhit, not at go");
-        std::thread::sleep(Duration::from_millis(60));
-        assert!(p.past_hard());
+        assert!(!p.past_hard_at(at(5000)) && !p.past_scaled_soft_at(1.0, at(5000)));
+        p.ponderhit_at(at(5000));
+        assert!(
+            !p.past_hard_at(at(5040)),
+            "the clock starts at ponderhit, not at go"
+        );
+        assert!(p.past_hard_at(at(5050)));
     }
 
     #[test]
@@ -273,26 +292,30 @@ mod tests {
 
     #[test]
     fn scaled_soft_deadline_moves_with_a_clock_but_not_with_movetime() {
-        let ago = Duration::from_millis(300);
-        let clock = plan_started(
+        let start = Instant::now();
+        let now = start + Duration::from_millis(300);
+        let clock = plan_at(
             Limits {
                 wtime: Some(10_000),
                 ..Limits::default()
             },
-            ago,
+            start,
         );
         // 10 s over 25 moves: soft 240 ms, hard 1200 ms; 300 ms have passed.
-        assert!(clock.past_scaled_soft(1.0));
-        assert!(!clock.past_scaled_soft(1.5));
-        assert!(clock.past_scaled_soft(0.5));
-        let movetime = plan_started(
+        assert!(clock.past_scaled_soft_at(1.0, now));
+        assert!(!clock.past_scaled_soft_at(1.5, now));
+        assert!(clock.past_scaled_soft_at(0.5, now));
+        let movetime = plan_at(
             Limits {
                 movetime: Some(500),
                 ..Limits::default()
             },
-            ago,
+            start,
         );
-        assert!(!movetime.past_scaled_soft(0.5), "movetime is spent whole");
+        assert!(
+            !movetime.past_scaled_soft_at(0.5, now),
+            "movetime is spent whole"
+        );
     }
 
     #[test]

@@ -22,7 +22,6 @@ use std::time::Instant;
 
 pub const NAME: &str = concat!("Ferrite ", env!("CARGO_PKG_VERSION"));
 pub const AUTHOR: &str = "the Ferrite developers";
-pub const HASH_DEFAULT: usize = 16;
 pub const HASH_MAX: usize = 1 << 20;
 pub const THREADS_MAX: usize = 1024;
 pub const MULTIPV_MAX: usize = 256;
@@ -171,7 +170,7 @@ impl Listener for UciListener {
 impl Engine {
     pub fn new() -> Result<Engine, String> {
         Ok(Engine {
-            tt: Arc::new(Tt::new(HASH_DEFAULT).map_err(|e| e.to_string())?),
+            tt: Arc::new(Tt::new(crate::tt::DEFAULT_MIB).map_err(|e| e.to_string())?),
             board: Board::default(),
             threads: 1,
             move_overhead: OVERHEAD_DEFAULT,
@@ -264,7 +263,8 @@ impl Engine {
         say(&format!("id name {NAME}"));
         say(&format!("id author {AUTHOR}"));
         say(&format!(
-            "option name Hash type spin default {HASH_DEFAULT} min 1 max {HASH_MAX}"
+            "option name Hash type spin default {} min 1 max {HASH_MAX}",
+            crate::tt::DEFAULT_MIB
         ));
         say(&format!(
             "option name Threads type spin default 1 min 1 max {THREADS_MAX}"

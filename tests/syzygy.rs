@@ -2,7 +2,7 @@
 //! the fifty-move rule and drawn ones are held with the engine playing both sides, castling
 //! positions are never probed, `tbhits` is reported, and bad paths or files change nothing
 //! but a message. The tables are `../shared/syzygy`; without them each test says so and
-//! passes without checking anything.
+//! passes without checking anything, unless `FERRITE_REQUIRE_TABLEBASES` is set (CI sets it).
 
 mod common;
 
@@ -15,17 +15,15 @@ use shakmaty_syzygy::{AmbiguousWdl, Tablebase};
 use std::collections::HashMap;
 use std::path::PathBuf;
 
-const TABLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/syzygy");
+use ferrite::syzygy::TEST_TABLES as TABLES;
 
 /// Nodes per move: enough for a sensible move, few enough for long games to stay quick.
 const NODES: u64 = 5000;
 
+/// Whether the tables are there; without them a test checks nothing, unless CI requires them
+/// (`ferrite::syzygy::tables_for_tests`).
 fn tables_present() -> bool {
-    let present = ferrite::syzygy::has_tables(std::path::Path::new(TABLES));
-    if !present {
-        eprintln!("skipped: no Syzygy tables at {TABLES}");
-    }
-    present
+    ferrite::syzygy::tables_for_tests().is_some()
 }
 
 fn position(fen: &str) -> Chess {

@@ -1241,11 +1241,9 @@ mod tests {
 
     #[test]
     fn the_search_never_probes_a_position_with_castling_rights() {
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/syzygy");
-        if !crate::syzygy::has_tables(std::path::Path::new(dir)) {
-            eprintln!("skipped: no tablebases at {dir}");
+        let Some(dir) = crate::syzygy::tables_for_tests() else {
             return;
-        }
+        };
         let tables = Arc::new(Syzygy::open(dir, |_| {}).syzygy.expect("tables"));
         let tt = Tt::new(1).unwrap();
         let shared = Shared::new(1);

@@ -13,16 +13,13 @@ use shakmaty::CastlingMode;
 use std::time::Instant;
 
 pub const DEFAULT_DEPTH: i32 = 13;
-const BENCH_HASH_MIB: usize = 16;
 const POSITIONS: &str = include_str!("../../bench-positions.epd");
 
-/// The FEN part (first four to six fields) of each non-empty, non-comment line.
+/// The FENs of `bench-positions.epd`.
 pub fn positions() -> Vec<String> {
-    POSITIONS
-        .lines()
-        .map(|line| line.split(';').next().unwrap_or("").trim())
-        .filter(|line| !line.is_empty() && !line.starts_with('#'))
-        .map(str::to_string)
+    crate::board::epd_fens(POSITIONS)
+        .into_iter()
+        .map(|(_, fen)| fen)
         .collect()
 }
 
@@ -42,7 +39,7 @@ pub fn run(
     evaluation: Evaluation,
     mut log: impl FnMut(&str),
 ) -> Result<BenchResult, String> {
-    let mut tt = Tt::new(BENCH_HASH_MIB).map_err(|e| e.to_string())?;
+    let mut tt = Tt::new(crate::tt::DEFAULT_MIB).map_err(|e| e.to_string())?;
     let mut nodes = 0;
     let mut tt_stats = crate::tt::TtStats::default();
     let mut hashfull = 0;

@@ -22,10 +22,6 @@ use std::time::{Duration, Instant};
 use viriformat::chess::board::{Board as ViriBoard, DrawType, GameOutcome, WinType};
 use viriformat::dataformat::Game;
 
-/// Each search thread recurses up to MAX_PLY plies.
-const THREAD_STACK: usize = 32 << 20;
-/// Table size of each game thread, cleared before every game.
-const HASH_MIB: usize = 16;
 /// An opening whose first search scores outside this window is not played.
 const OPENING_WINDOW: i32 = 400;
 /// A score of at least this for `WIN_PLIES` plies in a row (White's view, same sign) wins.
@@ -135,7 +131,7 @@ pub struct Player {
 impl Player {
     pub fn new(soft_nodes: u64, hard_nodes: u64, evaluation: Evaluation) -> Result<Player, String> {
         Ok(Player {
-            tt: Tt::new(HASH_MIB).map_err(|e| e.to_string())?,
+            tt: Tt::new(crate::tt::DEFAULT_MIB).map_err(|e| e.to_string())?,
             memory: Memory::default(),
             soft_nodes,
             hard_nodes: hard_nodes.max(soft_nodes),
@@ -407,7 +403,7 @@ pub fn run(
         };
         let handle = std::thread::Builder::new()
             .name(format!("datagen-{id}"))
-            .stack_size(THREAD_STACK)
+            .stack_size(crate::threads::SEARCH_STACK)
             .spawn(thread)
             .map_err(|e| format!("cannot start a game thread: {e}"))?;
         handles.push(handle);

@@ -15,7 +15,6 @@ use crate::rng::SplitMix64;
 use arrayvec::ArrayVec;
 use bulletformat::ChessBoard;
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -493,16 +492,6 @@ impl Checkpoint {
     }
 }
 
-/// Writes `bytes` to `path` through a temporary file, so a kill never leaves half a file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    std::fs::File::create(&tmp)
-        .and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all()))
-        .and_then(|()| std::fs::rename(&tmp, path))
-}
-
 /// A training position as one step sees it: as stored, or reflected.
 #[derive(Clone, Copy, Debug)]
 struct Sample {
@@ -688,14 +677,14 @@ pub fn train(
             epoch_loss / train.len() as f32,
             start.elapsed().as_secs_f64()
         ));
-        write_atomically(&settings.output, &net.quantise(scale).to_bytes())
+        crate::files::write(&settings.output, &net.quantise(scale).to_bytes())
             .map_err(|e| TrainError::Write(settings.output.clone(), e))?;
         let ckpt = Checkpoint {
             epoch: epoch + 1,
             net: net.clone(),
             adam: adam.clone(),
         };
-        write_atomically(&ckpt_path, &ckpt.to_bytes())
+        crate::files::write(&ckpt_path, &ckpt.to_bytes())
             .map_err(|e| TrainError::Write(ckpt_path.clone(), e))?;
     }
     Ok(net)

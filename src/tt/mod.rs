@@ -19,6 +19,9 @@ use crate::types::{score_from_tt, score_to_tt};
 use memory::{AllocError, PagePolicy, TableMemory};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
+/// The table's size in MiB unless told otherwise: UCI's `Hash` default, and the size bench
+/// and datagen search with.
+pub const DEFAULT_MIB: usize = 16;
 /// Stored depth is depth + 8, so quiescence depths down to -8 fit in a u8.
 const DEPTH_OFFSET: i32 = 8;
 const GENERATION_MASK: u8 = 63;
