@@ -11,76 +11,39 @@ clamped to 17..78),
     win = 1 / (1 + exp((a - x) / b)),   loss = 1 / (1 + exp((a + x) / b)),   draw = the rest
 
 and the eight constants maximise the likelihood of the games' results. Input: datagen's
-viriformat files (.vf) or lines `FEN | score | result | ...` (White's view; plain or .xz), as
-in ../shared/data/. Positions with |score| >= 2000 (mates, decided games) are left out.
+viriformat files (.vf, read through `ferrite datagen --export`) or lines `FEN | score | result
+| ...` (White's view; plain or .xz), as in ../shared/data/. Positions with |score| >= 2000
+(mates, decided games) are left out.
 
     python3 scripts/fit_wdl.py ~/ferrite-data/net-*.vf [--steps 3000]
 """
 import argparse
 import lzma
 import math
+import subprocess
+import sys
 from collections import defaultdict
 
 VALUES = {"p": 1, "n": 3, "b": 3, "r": 5, "q": 9}
 
 
-# Viriformat (the `viriformat` crate, which datagen writes with): a game is a 32-byte
-# marlinformat board, then (u16 move, i16 White's score) pairs ended by four zero bytes. Only
-# what the fit needs is decoded: each square's piece type, the side to move and the result.
-# Move bits: from 0-5, to 6-11, promotion piece 12-13 (knight..queen), flags 14-15.
-CASTLE, EN_PASSANT, PROMOTION = 0x8000, 0x4000, 0xC000
-# Piece codes 0-5 are pawn..king, 6 an unmoved (castling) rook; bit 3 is the colour.
-CODE_VALUES = [1, 3, 3, 5, 9, 0, 5]
+def text_lines(path, ferrite):
+    """The `FEN | score | result | move` lines of a data file: a viriformat file (.vf) through
+    `ferrite datagen --export`, the one reader of that format; text as it is (plain or .xz)."""
+    if path.endswith(".vf"):
+        with subprocess.Popen(
+            [ferrite, "datagen", "--export", path], stdout=subprocess.PIPE, text=True
+        ) as export:
+            yield from export.stdout
+        if export.returncode != 0:
+            sys.exit(f"{ferrite} datagen --export {path} failed ({export.returncode})")
+        return
+    opener = lzma.open if path.endswith(".xz") else open
+    with opener(path, "rt") as f:
+        yield from f
 
 
-def read_vf(path, visit):
-    """Calls visit(material, white_score, black_to_move, white_result) for each position of
-    each whole game; a damaged tail (a killed run) ends the file."""
-    data = open(path, "rb").read()
-    at = 0
-    while at + 32 <= len(data):
-        occupancy = int.from_bytes(data[at : at + 8], "little")
-        nibbles = data[at + 8 : at + 24]
-        black = data[at + 24] >> 7
-        result = data[at + 30] / 2.0
-        board = {}
-        n = 0
-        for square in range(64):
-            if occupancy >> square & 1:
-                board[square] = CODE_VALUES[(nibbles[n // 2] >> (n % 2 * 4)) & 7]
-                n += 1
-        moves, end = [], at + 32
-        while True:
-            if end + 4 > len(data):
-                return
-            raw = int.from_bytes(data[end : end + 2], "little")
-            score = int.from_bytes(data[end + 2 : end + 4], "little", signed=True)
-            end += 4
-            if raw == 0 and score == 0:
-                break
-            moves.append((raw, score))
-        for raw, score in moves:
-            visit(sum(board.values()), score, black, result)
-            origin, target, flag = raw & 63, raw >> 6 & 63, raw & 0xC000
-            if flag == CASTLE:
-                # The king "captures" its own rook; both land on the usual squares.
-                del board[origin], board[target]
-                base = origin & 56
-                board[base + (6 if target > origin else 2)] = 0
-                board[base + (5 if target > origin else 3)] = 5
-            elif flag == EN_PASSANT:
-                board.pop((origin & 56) | (target & 7))
-                board[target] = board.pop(origin)
-            elif flag == PROMOTION:
-                board.pop(origin)
-                board[target] = CODE_VALUES[(raw >> 12 & 3) + 1]
-            else:
-                board[target] = board.pop(origin)
-            black ^= 1
-        at = end
-
-
-def read(paths):
+def read(paths, ferrite):
     """Counts of (material, score bucket) -> [wins, draws, losses] for the side to move."""
     bins = defaultdict(lambda: [0, 0, 0])
     used = 0
@@ -97,23 +60,18 @@ def read(paths):
         used += 1
 
     for path in paths:
-        if path.endswith(".vf"):
-            read_vf(path, add)
-            continue
-        opener = lzma.open if path.endswith(".xz") else open
-        with opener(path, "rt") as f:
-            for line in f:
-                fields = [part.strip() for part in line.split("|")]
-                if len(fields) < 3:
-                    continue
-                fen, score, result = fields[0], fields[1], fields[2]
-                try:
-                    score, result = int(score), float(result)
-                except ValueError:
-                    continue
-                board, turn = fen.split()[0], fen.split()[1]
-                material = sum(VALUES.get(c.lower(), 0) for c in board)
-                add(material, score, turn == "b", result)
+        for line in text_lines(path, ferrite):
+            fields = [part.strip() for part in line.split("|")]
+            if len(fields) < 3:
+                continue
+            fen, score, result = fields[0], fields[1], fields[2]
+            try:
+                score, result = int(score), float(result)
+            except ValueError:
+                continue
+            board, turn = fen.split()[0], fen.split()[1]
+            material = sum(VALUES.get(c.lower(), 0) for c in board)
+            add(material, score, turn == "b", result)
     return bins, used
 
 
@@ -161,8 +119,13 @@ def main():
     parser.add_argument("data", nargs="+")
     parser.add_argument("--steps", type=int, default=3000)
     parser.add_argument("--lr", type=float, default=0.5)
+    parser.add_argument(
+        "--ferrite",
+        default="target/release/ferrite",
+        help="the binary that exports .vf files (default: target/release/ferrite)",
+    )
     args = parser.parse_args()
-    bins, used = read(args.data)
+    bins, used = read(args.data, args.ferrite)
     if not bins:
         raise SystemExit("no usable positions")
     print(f"{used} positions in {len(bins)} bins")

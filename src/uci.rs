@@ -101,7 +101,6 @@ fn move_text(mv: Move, mode: CastlingMode) -> String {
     UciMove::from_move(mv, mode).to_string()
 }
 
-/// An `info` line for PV line `multipv` of an iteration.
 /// How `info` lines are written: the move notation, and the root's material when they carry
 /// `wdl` (`UCI_ShowWDL`).
 #[derive(Clone, Copy)]
@@ -112,6 +111,7 @@ struct Report {
     tablebase_score: Option<i32>,
 }
 
+/// An `info` line for PV line `multipv` of an iteration.
 fn info_line(report: Report, multipv: usize, it: &Iteration, progress: &Progress) -> String {
     let mode = report.mode;
     let nps = (progress.nodes as f64 / progress.elapsed.as_secs_f64().max(1e-3)) as u64;
