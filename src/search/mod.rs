@@ -306,6 +306,27 @@ impl<'a> Worker<'a> {
             .unwrap_or(MAX_PLY - 1)
             .clamp(1, MAX_PLY - 1);
         let mut depth = 1;
+        if let Some((loaded_depth, loaded_score)) = self.loaded_root(max_depth) {
+            previous_scores[0] = loaded_score;
+            depth = loaded_depth;
+            // One line wanted: the loaded iteration is the answer at its depth, and the search
+            // goes on from the next. Its PV is the table's, which may reach past the depth as
+            // a search's extensions do.
+            let pv = self.root_pv(2 * loaded_depth);
+            if lines_wanted == 1 && pv.first().is_some_and(|mv| root_moves.contains(mv)) {
+                result = Iteration {
+                    depth: loaded_depth,
+                    seldepth: loaded_depth as usize,
+                    score: loaded_score,
+                    bound: Bound::Exact,
+                    pv,
+                };
+                if let Some(listener) = self.listener {
+                    listener.iteration(1, &result, &self.progress());
+                }
+                depth = loaded_depth + 1;
+            }
+        }
         // How many iterations in a row have kept the same best move.
         let mut stability = 0;
         while depth <= max_depth {
@@ -393,6 +414,21 @@ impl<'a> Worker<'a> {
         }
         self.publish_nodes();
         result
+    }
+
+    /// Where a table loaded from a file (`Load Hash`) holds an exact result for the root: its
+    /// depth (at most `max_depth`) and score. That result is the analysis the file was saved
+    /// with, so iterative deepening takes it as done and goes on from the next depth, in a
+    /// window around its score: searching the depths below again would cost nearly as much as
+    /// the first time, since PV nodes take no table cutoffs and a fresh process has none of
+    /// the move histories that shaped the saved tree.
+    fn loaded_root(&self, max_depth: i32) -> Option<(i32, i32)> {
+        if !self.tt.holds_loaded_analysis() {
+            return None;
+        }
+        let hit = self.tt.probe(self.board.key(), 0)?;
+        (hit.bound == Bound::Exact && hit.depth >= 2 && hit.score.abs() < DECISIVE)
+            .then(|| (hit.depth.min(max_depth), hit.score))
     }
 
     /// The root's principal variation, continued with table moves where a table cutoff cut it

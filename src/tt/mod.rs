@@ -143,6 +143,8 @@ pub struct Tt {
     memory: TableMemory,
     n_buckets: usize,
     generation: u8,
+    /// Whether the contents came from a file (`Load Hash`) and have not been cleared since.
+    loaded: bool,
 }
 
 impl Tt {
@@ -163,6 +165,7 @@ impl Tt {
             memory,
             n_buckets,
             generation: 0,
+            loaded: false,
         })
     }
 
@@ -306,6 +309,13 @@ impl Tt {
     pub fn clear(&mut self, threads: usize) {
         self.memory.clear(threads);
         self.generation = 0;
+        self.loaded = false;
+    }
+
+    /// Whether the table holds an analysis loaded from a file (`Load Hash`) and has not been
+    /// cleared or resized since.
+    pub fn holds_loaded_analysis(&self) -> bool {
+        self.loaded
     }
 
     /// Replaces the table with an empty one of `mib` MiB. The old mapping is released first so

@@ -197,6 +197,7 @@ impl Tt {
         }
         self.memory.bytes_mut().copy_from_slice(&map[HEADER_LEN..]);
         self.generation = header.generation;
+        self.loaded = true;
         Ok(LoadReport {
             mib: self.mib(),
             resized,

@@ -127,12 +127,21 @@ impl Session {
 
     /// Nodes of a fixed-depth search, from its last info line.
     pub fn nodes_to_depth(&mut self, depth: u32) -> u64 {
+        self.search_to_depth(depth).0
+    }
+
+    /// `go depth N`: the nodes and the length of the PV of the last `info` line.
+    pub fn search_to_depth(&mut self, depth: u32) -> (u64, usize) {
         self.send(&format!("go depth {depth}"));
         let lines = self.until("bestmove", SECONDS);
         let info = lines.iter().rev().find(|l| l.contains(" nodes ")).unwrap();
         let mut words = info.split_whitespace();
         words.find(|&w| w == "nodes");
-        words.next().unwrap().parse().unwrap()
+        let nodes = words.next().unwrap().parse().unwrap();
+        let pv = info
+            .split_once(" pv ")
+            .map_or(0, |(_, moves)| moves.split_whitespace().count());
+        (nodes, pv)
     }
 }
 
