@@ -1,0 +1,667 @@
+//! The principal variation search of one node and what it needs: the table and tablebase
+//! probes, the static evaluation's correction, singular extensions, the history rewards of a
+//! cutoff.
+
+use super::{bound_of, check_extension, Worker, CURRMOVE_AFTER_MS, EVAL_NONE};
+use crate::params;
+use crate::search::history::piece_to;
+use crate::search::movepick::{is_tactical, MovePicker};
+use crate::search::see::see_ge;
+use crate::tt::{Hit, Record};
+use crate::types::{encode_move, Bound, DECISIVE, INFINITY, MATE, MAX_PLY, PLY_LIMIT};
+use shakmaty::{Move, MoveList, Position};
+
+/// What the singular-extension search found about the table move.
+enum Singular {
+    /// Extend the table move by this many plies (-1 reduces it).
+    Extend(i32),
+    /// The other moves beat beta too: return this score.
+    Cut(i32),
+}
+
+/// What a node knows once it has probed the table and evaluated itself, before its moves.
+struct Node {
+    ply: usize,
+    depth: i32,
+    root: bool,
+    pv_node: bool,
+    /// Expected to fail high.
+    cut: bool,
+    in_check: bool,
+    /// The move a singular-extension search leaves out here.
+    excluded: Option<Move>,
+    key: u64,
+    pawn_key: u64,
+    hit: Option<Hit>,
+    tt_move: u16,
+    /// The evaluation as the table keeps it, before the correction.
+    raw_eval: i32,
+    /// The corrected static evaluation (`EVAL_NONE` in check).
+    static_eval: i32,
+    /// The best guess of the node's score: the static evaluation, or the table's bound where
+    /// it is tighter.
+    eval: i32,
+    /// The static evaluation rose since our last move.
+    improving: bool,
+}
+
+/// The tablebases' verdict on a node that they do not settle: its moves' scores are at least
+/// `floor` (a win, which a mate may better) and at most `ceiling` (a loss).
+struct TablebaseBounds {
+    floor: i32,
+    ceiling: i32,
+}
+
+/// Where a move stands in the node's move list, for pruning and reductions.
+struct MoveFacts {
+    quiet: bool,
+    /// A killer or the counter-move.
+    refutation: bool,
+    history: i32,
+    move_count: usize,
+}
+
+impl Worker<'_> {
+    /// The principal variation search of the current position to `depth` in the window
+    /// (`alpha`, `beta`), `ply` plies from the root; `cut` says the node is expected to fail
+    /// high. Step by step: the node's end by rule or distance, the table, the evaluation, the
+    /// tablebases, pruning of the whole node, then each move, then the result's bound, the
+    /// evaluation's correction and the table.
+    pub(super) fn negamax(
+        &mut self,
+        mut alpha: i32,
+        mut beta: i32,
+        depth: i32,
+        ply: usize,
+        cut: bool,
+    ) -> i32 {
+        if depth <= 0 {
+            return self.qsearch(alpha, beta, ply);
+        }
+        self.pv_len[ply] = ply;
+        if self.count_node() {
+            return 0;
+        }
+        self.seldepth = self.seldepth.max(ply);
+        let root = ply == 0;
+        let in_check = self.board.in_check();
+        if !root {
+            if self.board.is_draw() {
+                return 0;
+            }
+            if ply >= PLY_LIMIT {
+                return if in_check { 0 } else { self.evaluate() };
+            }
+            // No mate found from here can be shorter than one already found nearer the root.
+            alpha = alpha.max(-MATE + ply as i32);
+            beta = beta.min(MATE - ply as i32 - 1);
+            if alpha >= beta {
+                return alpha;
+            }
+        }
+        let node = match self.enter_node(alpha, beta, depth, ply, cut, in_check) {
+            Ok(node) => node,
+            Err(score) => return score,
+        };
+        let tablebases = match self.tablebase_bounds(&node, alpha, beta) {
+            Ok(bounds) => bounds,
+            Err(score) => return score,
+        };
+        self.memory.history.clear_killers(ply + 1);
+        if let Some(score) = self.prune_node(&node, beta) {
+            return score;
+        }
+        // Without a table move the ordering is poor: search a ply shallower first.
+        let depth = if node.tt_move == 0 && depth >= params::iir_depth() && (node.pv_node || cut) {
+            depth - 1
+        } else {
+            depth
+        };
+        let node = Node { depth, ..node };
+        self.search_moves(&node, alpha, beta, &tablebases)
+    }
+
+    /// Probes the table (which may settle the node) and evaluates the position: the node as
+    /// its moves will see it, or the score that ends it.
+    fn enter_node(
+        &mut self,
+        alpha: i32,
+        beta: i32,
+        depth: i32,
+        ply: usize,
+        cut: bool,
+        in_check: bool,
+    ) -> Result<Node, i32> {
+        let root = ply == 0;
+        let pv_node = beta - alpha > 1;
+        // Set while this node is a singular-extension search that leaves out one move.
+        let excluded = self.stack[ply].excluded;
+        let key = self.board.key();
+        let hit = self.probe_tt(key, ply);
+        self.stats.record_probe(hit.is_some());
+        if let Some(hit) = hit {
+            // PV nodes search on: a table score carries no repetition or fifty-move context of
+            // this line and would cut the PV short. The one exception is an exact entry deeper
+            // than this whole iteration, which only an earlier search (a previous move, or a
+            // loaded hash file) can have left: re-searching it here would only overwrite deep
+            // analysis with shallower results along the PV.
+            // The entry speaks for all moves, so a search without one of them cannot use it.
+            let usable = excluded.is_none()
+                && (!pv_node
+                    || (hit.bound == Bound::Exact && !root && hit.depth > self.root_depth));
+            if usable && hit.cuts_off(depth, alpha, beta) {
+                self.stats.cutoffs += 1;
+                return Err(hit.score);
+            }
+        }
+
+        // The table keeps the raw evaluation; the search uses it corrected by pawn structure.
+        let raw_eval = match hit {
+            _ if in_check => EVAL_NONE,
+            Some(h) => h.eval,
+            None => {
+                let raw_eval = self.evaluate();
+                // Kept at once: pruning may return before this node stores its result, and
+                // the next visit should not have to evaluate again.
+                if excluded.is_none() {
+                    self.store_eval(key, ply, raw_eval);
+                }
+                raw_eval
+            }
+        };
+        let pawn_key = self.board.pawn_key();
+        let static_eval = if in_check {
+            EVAL_NONE
+        } else {
+            self.corrected(pawn_key, raw_eval)
+        };
+        // The table's bound, where it is tighter, is a better guess than the static eval
+        // (but not without the table's move, which the bound may owe everything to).
+        let eval = match hit {
+            Some(h) if !in_check && excluded.is_none() && h.score.abs() < DECISIVE => {
+                match h.bound {
+                    Bound::Lower if h.score > static_eval => h.score,
+                    Bound::Upper if h.score < static_eval => h.score,
+                    Bound::Exact => h.score,
+                    _ => static_eval,
+                }
+            }
+            _ => static_eval,
+        };
+        self.stack[ply].static_eval = static_eval;
+        let improving = !in_check
+            && ply >= 2
+            && (self.stack[ply - 2].static_eval == EVAL_NONE
+                || static_eval > self.stack[ply - 2].static_eval);
+        Ok(Node {
+            ply,
+            depth,
+            root,
+            pv_node,
+            cut,
+            in_check,
+            excluded,
+            key,
+            pawn_key,
+            hit,
+            tt_move: hit.map_or(0, |h| h.mv),
+            raw_eval,
+            static_eval,
+            eval,
+            improving,
+        })
+    }
+
+    /// Tablebases: after a capture or pawn move into few enough pieces the tables know the
+    /// outcome. A result that settles the window ends the node (`Err`, stored); otherwise a
+    /// PV node keeps it as a floor or a ceiling for its moves.
+    fn tablebase_bounds(
+        &mut self,
+        node: &Node,
+        alpha: i32,
+        beta: i32,
+    ) -> Result<TablebaseBounds, i32> {
+        let mut bounds = TablebaseBounds {
+            floor: -INFINITY,
+            ceiling: INFINITY,
+        };
+        if node.root || node.excluded.is_some() {
+            return Ok(bounds);
+        }
+        let Some((score, bound)) = self.probe_tablebases(node.depth, node.ply) else {
+            return Ok(bounds);
+        };
+        let settles = match bound {
+            Bound::Lower => score >= beta,
+            Bound::Upper => score <= alpha,
+            _ => true,
+        };
+        if settles {
+            self.store(Record {
+                key: node.key,
+                ply: node.ply as i32,
+                mv: 0,
+                score,
+                raw_eval: node.raw_eval,
+                depth: (node.depth + 6).min(MAX_PLY - 1),
+                bound,
+            });
+            return Err(score);
+        }
+        if node.pv_node {
+            match bound {
+                Bound::Lower => bounds.floor = score,
+                _ => bounds.ceiling = score,
+            }
+        }
+        Ok(bounds)
+    }
+
+    /// Pruning of the whole node before its moves, off the PV and out of check: the score
+    /// that ends it, if any.
+    fn prune_node(&mut self, node: &Node, beta: i32) -> Option<i32> {
+        if node.pv_node || node.in_check {
+            return None;
+        }
+        let (depth, eval, ply) = (node.depth, node.eval, node.ply);
+        // Reverse futility: far enough above beta that a shallow search will not drop back.
+        if depth <= params::rfp_depth()
+            && eval.abs() < DECISIVE
+            && beta.abs() < DECISIVE
+            && eval - params::rfp_margin() * (depth - i32::from(node.improving)) >= beta
+        {
+            return Some(eval);
+        }
+        // Null move: if passing still fails high, a real move will too (zugzwang aside,
+        // hence the non-pawn material guard).
+        if depth >= params::nmp_depth()
+            && node.excluded.is_none()
+            && eval >= beta
+            && beta.abs() < DECISIVE
+            && !node.root
+            && self.stack[ply - 1].mv.is_some()
+            && self.board.has_non_pawn_material()
+        {
+            let reduction = params::nmp_base()
+                + depth / params::nmp_depth_divisor()
+                + ((eval - beta) / params::nmp_eval_divisor()).min(params::nmp_eval_max());
+            self.stack[ply].mv = None;
+            self.stack[ply].piece_to = None;
+            self.make_null();
+            let score = -self.negamax(-beta, -beta + 1, depth - 1 - reduction, ply + 1, !node.cut);
+            self.unmake_null();
+            if self.stopped {
+                return Some(0);
+            }
+            if score >= beta {
+                return Some(if score >= DECISIVE { beta } else { score });
+            }
+        }
+        None
+    }
+
+    /// Searches the node's moves, best first as the picker orders them, and records the
+    /// result.
+    fn search_moves(
+        &mut self,
+        node: &Node,
+        mut alpha: i32,
+        beta: i32,
+        tablebases: &TablebaseBounds,
+    ) -> i32 {
+        let (ply, depth) = (node.ply, node.depth);
+        let previous = if ply > 0 {
+            self.stack[ply - 1].mv
+        } else {
+            None
+        };
+        let us = self.board.turn();
+        let conts = self.continuations(ply);
+        let killers = self.memory.history.killers(ply);
+        let counter = previous.and_then(|prev| self.memory.history.counter(!us, prev));
+        let mut picker = MovePicker::new(self.board.pos(), node.tt_move, killers, counter, conts);
+
+        let original_alpha = alpha;
+        let mut best_score = tablebases.floor;
+        alpha = alpha.max(tablebases.floor);
+        let mut best_move = None;
+        let mut move_count = 0;
+        // Whether the position has a legal move at all (mate and stalemate have none).
+        let mut any_legal = false;
+        let mut quiets_tried = MoveList::new();
+        let mut captures_tried = MoveList::new();
+        while let Some(mv) = picker.next_move(self.board.pos(), &self.memory.history) {
+            any_legal = true;
+            if Some(mv) == node.excluded || (node.root && !self.root_allowed(&mv)) {
+                continue;
+            }
+            move_count += 1;
+            let quiet = !is_tactical(mv);
+            let facts = MoveFacts {
+                quiet,
+                refutation: quiet && (killers.contains(&Some(mv)) || counter == Some(mv)),
+                history: if quiet {
+                    self.memory.history.quiet_score(us, mv, conts)
+                } else {
+                    0
+                },
+                move_count,
+            };
+            if !node.root
+                && best_score > -DECISIVE
+                && self.prunes_move(node, mv, &facts, alpha, quiets_tried.len())
+            {
+                continue;
+            }
+
+            let extension = match node.hit {
+                Some(h)
+                    if !node.root && encode_move(mv) == node.tt_move && node.excluded.is_none() =>
+                {
+                    let verdict = self.singular(h, mv, depth, beta, ply, node.cut);
+                    if self.stopped {
+                        return 0;
+                    }
+                    match verdict {
+                        Singular::Cut(score) => return score.min(tablebases.ceiling),
+                        Singular::Extend(plies) => plies,
+                    }
+                }
+                _ => 0,
+            };
+
+            if node.root && self.job.plan.elapsed().as_millis() > CURRMOVE_AFTER_MS {
+                if let Some(listener) = self.listener {
+                    listener.current_move(depth, mv, move_count, &self.progress());
+                }
+            }
+            let score = self.search_move(node, mv, &facts, extension, alpha, beta);
+            if self.stopped {
+                return 0;
+            }
+
+            if score > best_score {
+                best_score = score;
+                if score > alpha {
+                    best_move = Some(mv);
+                    alpha = score;
+                    self.update_pv(ply, mv);
+                    if node.root {
+                        self.root_best = Some((mv, score));
+                    }
+                    if score >= beta {
+                        self.reward_cutoff(ply, depth, mv, &quiets_tried, &captures_tried);
+                        break;
+                    }
+                }
+            }
+            if quiet {
+                quiets_tried.push(mv);
+            } else {
+                captures_tried.push(mv);
+            }
+        }
+
+        if !any_legal {
+            return if node.in_check { -MATE + ply as i32 } else { 0 };
+        }
+        if node.excluded.is_some() {
+            // Only a fail high or low matters to the singular test; nothing is stored, since
+            // the result leaves out a move. With no other legal move, alpha stands.
+            return best_score.max(alpha);
+        }
+        self.record_result(
+            node,
+            best_score,
+            best_move,
+            original_alpha,
+            beta,
+            tablebases,
+        )
+    }
+
+    /// Whether `mv` is pruned without a search: late, futile, with a poor history, or losing
+    /// too much material by SEE. Never at the root, nor before a move has escaped a mate.
+    fn prunes_move(
+        &self,
+        node: &Node,
+        mv: Move,
+        facts: &MoveFacts,
+        alpha: i32,
+        quiets_tried: usize,
+    ) -> bool {
+        let depth = node.depth;
+        if facts.quiet && !node.in_check {
+            // Late move pruning: deep in a poor move list, quiets rarely matter.
+            let limit = (params::lmp_base() + depth * depth) / if node.improving { 1 } else { 2 };
+            if depth <= params::lmp_depth() && quiets_tried as i32 >= limit {
+                return true;
+            }
+            // Futility: even a generous positional gain would not reach alpha.
+            if depth <= params::futility_depth()
+                && alpha.abs() < DECISIVE
+                && node.eval + params::futility_base() + params::futility_per_depth() * depth
+                    <= alpha
+            {
+                return true;
+            }
+            // History: a quiet that keeps failing in these surroundings.
+            if depth <= params::history_prune_depth()
+                && !facts.refutation
+                && facts.history < -params::history_prune() * depth
+            {
+                return true;
+            }
+        }
+        let see_margin = if facts.quiet {
+            -params::see_quiet() * depth * depth
+        } else {
+            -params::see_capture() * depth
+        };
+        depth <= params::see_depth() && !see_ge(self.board.pos(), mv, see_margin)
+    }
+
+    /// Makes `mv`, searches it (the first move with the full window; the others with a null
+    /// window, reduced if late and quiet, then again as needed) and takes it back: its score.
+    fn search_move(
+        &mut self,
+        node: &Node,
+        mv: Move,
+        facts: &MoveFacts,
+        extension: i32,
+        alpha: i32,
+        beta: i32,
+    ) -> i32 {
+        let (ply, depth, pv_node, cut) = (node.ply, node.depth, node.pv_node, node.cut);
+        let us = self.board.turn();
+        self.stack[ply].mv = Some(mv);
+        self.stack[ply].piece_to = Some(piece_to(us, mv));
+        let nodes_before = self.nodes;
+        self.make_move(mv);
+        let gives_check = self.board.in_check();
+        let new_depth = depth - 1
+            + if extension != 0 {
+                extension
+            } else {
+                let parent = self.board.parent().expect("a move was just made");
+                check_extension(parent, mv, gives_check)
+            };
+
+        let score = if facts.move_count == 1 {
+            -self.negamax(-beta, -alpha, new_depth, ply + 1, !pv_node && !cut)
+        } else {
+            let mut reduction = 0;
+            if depth >= 3 && facts.move_count > 1 + usize::from(pv_node) && facts.quiet {
+                reduction = self.lmr[depth.min(63) as usize][facts.move_count.min(63)];
+                reduction -= i32::from(pv_node);
+                reduction += i32::from(!node.improving);
+                reduction += i32::from(cut);
+                reduction -= i32::from(gives_check);
+                reduction -= i32::from(facts.refutation);
+                reduction -= facts.history / params::lmr_history();
+                // Not clamp: an extended or reduced new_depth may leave nothing to reduce.
+                reduction = reduction.min(new_depth - 1).max(0);
+            }
+            let mut score = -self.negamax(-alpha - 1, -alpha, new_depth - reduction, ply + 1, true);
+            if score > alpha && reduction > 0 {
+                score = -self.negamax(-alpha - 1, -alpha, new_depth, ply + 1, !cut);
+            }
+            if score > alpha && pv_node {
+                score = -self.negamax(-beta, -alpha, new_depth, ply + 1, false);
+            }
+            score
+        };
+        self.unmake_move();
+        if node.root {
+            self.count_root_nodes(mv, self.nodes - nodes_before);
+        }
+        score
+    }
+
+    /// The node's result: its bound (which the tablebases may set), the evaluation's
+    /// correction by it, and the table entry. Returns the score.
+    fn record_result(
+        &mut self,
+        node: &Node,
+        best_score: i32,
+        best_move: Option<Move>,
+        original_alpha: i32,
+        beta: i32,
+        tablebases: &TablebaseBounds,
+    ) -> i32 {
+        // A score the tables set is a bound: a win found by no move is at least that win, a
+        // loss the moves would have bettered is at most that loss.
+        let bound = if best_score > tablebases.ceiling {
+            Bound::Upper
+        } else if best_move.is_none()
+            && tablebases.floor > -INFINITY
+            && best_score == tablebases.floor
+        {
+            Bound::Lower
+        } else {
+            bound_of(best_score, original_alpha, beta)
+        };
+        let best_score = best_score.min(tablebases.ceiling);
+        // A quiet best move's score says how far the evaluation of this pawn structure was
+        // off, where the bound does not leave that in doubt.
+        let trusted = match bound {
+            Bound::Lower => best_score > node.static_eval,
+            Bound::Upper => best_score < node.static_eval,
+            _ => true,
+        };
+        if !node.in_check
+            && trusted
+            && best_score.abs() < DECISIVE
+            && best_move.is_none_or(|mv| !is_tactical(mv))
+        {
+            let us = self.board.turn();
+            self.memory.correction.update(
+                us,
+                node.pawn_key,
+                node.depth,
+                best_score - node.raw_eval,
+            );
+        }
+        self.store(Record {
+            key: node.key,
+            ply: node.ply as i32,
+            mv: best_move.map_or(0, encode_move),
+            score: best_score,
+            raw_eval: node.raw_eval,
+            depth: node.depth,
+            bound,
+        });
+        best_score
+    }
+
+    /// The tablebase score and bound of the current position, where it follows a capture or
+    /// pawn move and has few enough pieces (exactly the tables' most only from
+    /// `SyzygyProbeDepth` on).
+    pub(super) fn probe_tablebases(&mut self, depth: i32, ply: usize) -> Option<(i32, Bound)> {
+        let job: &crate::search::Job = self.job;
+        let probing = job.tablebases.as_ref()?;
+        let pos = self.board.pos();
+        let pieces = pos.board().occupied().count();
+        if pieces > self.tb_cardinality
+            || (pieces == self.tb_cardinality && depth < probing.rules.depth)
+            || pos.halfmoves() != 0
+            || pos.castles().any()
+        {
+            return None;
+        }
+        let wdl = probing.tables.probe_wdl(pos)?;
+        self.tb_hits += 1;
+        Some(crate::syzygy::search_score(wdl, &probing.rules, ply as i32))
+    }
+
+    /// Singular extension: whether the table move `mv` is the only good move here, found by a
+    /// reduced search of all the others against a bar a little below the table's score.
+    /// If even the others beat `beta`, the node is cut at once (multi-cut); if the table's
+    /// score alone already beats `beta`, the table move is searched a ply shallower.
+    fn singular(
+        &mut self,
+        hit: Hit,
+        mv: Move,
+        depth: i32,
+        beta: i32,
+        ply: usize,
+        cut: bool,
+    ) -> Singular {
+        // Extensions stop at twice the iteration's depth, so chains of them stay finite.
+        if depth < params::singular_depth()
+            || ply as i32 >= 2 * self.root_depth
+            || hit.depth < depth - 3
+            || !matches!(hit.bound, Bound::Lower | Bound::Exact)
+            || hit.score.abs() >= DECISIVE
+        {
+            return Singular::Extend(0);
+        }
+        let singular_beta = hit.score - params::singular_margin() * depth;
+        self.stack[ply].excluded = Some(mv);
+        let score = self.negamax(singular_beta - 1, singular_beta, (depth - 1) / 2, ply, cut);
+        self.stack[ply].excluded = None;
+        // The search above used this ply's PV slot.
+        self.pv_len[ply] = ply;
+        if score < singular_beta {
+            Singular::Extend(1)
+        } else if singular_beta >= beta {
+            Singular::Cut(singular_beta)
+        } else if hit.score >= beta {
+            Singular::Extend(-1)
+        } else {
+            Singular::Extend(0)
+        }
+    }
+
+    /// `mv` caused a cutoff. A quiet one becomes a killer and the counter to the previous
+    /// move, and its histories rise while the quiets tried before it fall; a capture's history
+    /// rises. Either way the captures tried before it fall.
+    fn reward_cutoff(
+        &mut self,
+        ply: usize,
+        depth: i32,
+        mv: Move,
+        quiets_tried: &[Move],
+        captures_tried: &[Move],
+    ) {
+        let us = self.board.turn();
+        let bonus =
+            (depth * depth * params::history_bonus_scale()).min(params::history_bonus_max());
+        if is_tactical(mv) {
+            self.memory.history.update_capture(us, mv, bonus);
+        } else {
+            let conts = self.continuations(ply);
+            self.memory.history.add_killer(ply, mv);
+            self.memory.history.update_quiet(us, mv, conts, bonus);
+            for &other in quiets_tried {
+                self.memory.history.update_quiet(us, other, conts, -bonus);
+            }
+            if let Some(previous) = ply.checked_sub(1).and_then(|p| self.stack[p].mv) {
+                self.memory.history.set_counter(!us, previous, mv);
+            }
+        }
+        for &other in captures_tried {
+            self.memory.history.update_capture(us, other, -bonus);
+        }
+    }
+}
