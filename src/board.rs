@@ -40,6 +40,28 @@ fn z_piece(sq: Square, color: Color, role: Role) -> u64 {
     Zobrist64::zobrist_for_piece(sq, role.of(color)).0
 }
 
+/// What was wrong with a FEN or a move given as text.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BoardError {
+    MalformedFen(String),
+    IllegalPosition(String),
+    MalformedMove(String),
+    IllegalMove(String),
+}
+
+impl std::fmt::Display for BoardError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            BoardError::MalformedFen(why) => write!(f, "malformed FEN: {why}"),
+            BoardError::IllegalPosition(why) => write!(f, "illegal position: {why}"),
+            BoardError::MalformedMove(text) => write!(f, "malformed move '{text}'"),
+            BoardError::IllegalMove(text) => write!(f, "illegal move '{text}'"),
+        }
+    }
+}
+
+impl std::error::Error for BoardError {}
+
 /// The FEN of each line of an EPD (or plain FEN) text, with its line number from 1: the first
 /// four fields, and the move counters where they follow (EPD puts operations there instead).
 /// Empty lines and lines starting with `#` are skipped; the FENs are not checked.
@@ -146,14 +168,14 @@ impl Board {
     }
 
     /// Parses a FEN (X-FEN and Shredder-FEN castling included), refusing illegal positions.
-    pub fn from_fen(fen: &str, mode: CastlingMode) -> Result<Board, String> {
+    pub fn from_fen(fen: &str, mode: CastlingMode) -> Result<Board, BoardError> {
         let fen: Fen = fen
             .trim()
             .parse()
-            .map_err(|e| format!("malformed FEN: {e}"))?;
+            .map_err(|e: shakmaty::fen::ParseFenError| BoardError::MalformedFen(e.to_string()))?;
         let pos: Chess = fen
             .into_position(mode)
-            .map_err(|e| format!("illegal position: {e}"))?;
+            .map_err(|e| BoardError::IllegalPosition(e.to_string()))?;
         Ok(Board::new(pos))
     }
 
@@ -179,13 +201,13 @@ impl Board {
     }
 
     /// Parses a UCI move and plays it if it is legal in this position.
-    pub fn play_uci(&mut self, text: &str) -> Result<Move, String> {
+    pub fn play_uci(&mut self, text: &str) -> Result<Move, BoardError> {
         let uci: UciMove = text
             .parse()
-            .map_err(|_| format!("malformed move '{text}'"))?;
+            .map_err(|_| BoardError::MalformedMove(text.to_string()))?;
         let mv = uci
             .to_move(&self.pos)
-            .map_err(|_| format!("illegal move '{text}'"))?;
+            .map_err(|_| BoardError::IllegalMove(text.to_string()))?;
         self.play(mv);
         Ok(mv)
     }

@@ -212,13 +212,15 @@ enum Command {
 
 /// The evaluation `--eval-file` names: the built-in network without it, none (hand-crafted)
 /// for `hce`, else the file, which is an error if it is not a network.
-fn load_network(name: Option<&str>) -> Result<ferrite::eval::Evaluation, String> {
-    ferrite::eval::Evaluation::choose(name.unwrap_or_default()).map_err(|e| e.to_string())
+fn load_network(
+    name: Option<&str>,
+) -> Result<ferrite::eval::Evaluation, ferrite::eval::nnue::LoadError> {
+    ferrite::eval::Evaluation::choose(name.unwrap_or_default())
 }
 
-fn run(command: Option<Command>) -> Result<(), String> {
+fn run(command: Option<Command>) -> Result<(), Box<dyn std::error::Error>> {
     match command {
-        None => uci::run(),
+        None => Ok(uci::run()?),
         Some(Command::Bench {
             depth,
             threads,
@@ -271,21 +273,21 @@ fn run(command: Option<Command>) -> Result<(), String> {
             score_scale,
         }) => {
             if !(0.0..=1.0).contains(&wdl) {
-                return Err(format!("--wdl must lie in 0..1, not {wdl}"));
+                return Err(format!("--wdl must lie in 0..1, not {wdl}").into());
             }
             let scale = match score_scale {
                 Some(k) if k > 0.0 && k.is_finite() => k,
-                Some(k) => return Err(format!("--score-scale must be positive, not {k}")),
+                Some(k) => return Err(format!("--score-scale must be positive, not {k}").into()),
                 None if wdl < 1.0 => {
                     return Err(
                         "--wdl below 1 needs --score-scale (ferrite datagen --check fits it)"
-                            .to_string(),
+                            .into(),
                     )
                 }
                 None => 400.0,
             };
             let labels = tune::Labels { wdl, scale };
-            let read = |path: &std::path::Path| {
+            let read = |path: &std::path::Path| -> Result<Vec<tune::Sample>, String> {
                 let text = std::fs::read_to_string(path)
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
                 let (samples, skipped) = tune::load(&text, labels);
@@ -357,20 +359,18 @@ fn run(command: Option<Command>) -> Result<(), String> {
         }) => {
             if !check.is_empty() {
                 let filter = ferrite::tools::data::Filter { min_ply };
-                ferrite::tools::data::check(&check, filter, |line| println!("{line}"))
-                    .map_err(|e| e.to_string())?;
+                ferrite::tools::data::check(&check, filter, |line| println!("{line}"))?;
                 return Ok(());
             }
             if !export.is_empty() {
                 let mut out = std::io::BufWriter::new(std::io::stdout().lock());
                 for path in &export {
-                    let report = ferrite::tools::data::export_text(path, &mut out)
-                        .map_err(|e| e.to_string())?;
+                    let report = ferrite::tools::data::export_text(path, &mut out)?;
                     for problem in &report.problems {
                         eprintln!("{}: {problem}", path.display());
                     }
                 }
-                return std::io::Write::flush(&mut out).map_err(|e| format!("cannot write: {e}"));
+                return Ok(std::io::Write::flush(&mut out)?);
             }
             let network = load_network(eval_file.as_deref())?;
             let book = match &book {
@@ -409,7 +409,8 @@ fn run(command: Option<Command>) -> Result<(), String> {
                 settings.output.display()
             );
             let every = std::time::Duration::from_secs(10);
-            datagen::run(&settings, every, |line| eprintln!("{line}")).map(|_| ())
+            datagen::run(&settings, every, |line| eprintln!("{line}"))?;
+            Ok(())
         }
         Some(Command::Train {
             data,
@@ -432,7 +433,7 @@ fn run(command: Option<Command>) -> Result<(), String> {
             no_reflect,
         }) => {
             if !(0.0..=1.0).contains(&wdl) {
-                return Err(format!("--wdl must lie in 0..1, not {wdl}"));
+                return Err(format!("--wdl must lie in 0..1, not {wdl}").into());
             }
             let scale_range = ferrite::eval::nnue::SCALE_RANGE;
             if let Some(k) = scale
@@ -442,13 +443,14 @@ fn run(command: Option<Command>) -> Result<(), String> {
                     "--scale must lie in {}..{}, not {k}",
                     scale_range.start(),
                     scale_range.end()
-                ));
+                )
+                .into());
             }
             let filter = ferrite::tools::data::Filter { min_ply };
             let mut pile = ferrite::tools::data::Pile::new(validation, seed);
             let mut duplicates = 0;
             for path in &data {
-                let report = pile.load(path, filter).map_err(|e| e.to_string())?;
+                let report = pile.load(path, filter)?;
                 duplicates += report.duplicate_games;
                 eprintln!("{}", ferrite::tools::data::describe(path, &report));
                 for problem in &report.problems {
@@ -488,16 +490,19 @@ fn run(command: Option<Command>) -> Result<(), String> {
             };
             train::train(&settings, &pile.train, &pile.validation, |line| {
                 eprintln!("{line}")
-            })
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+            })?;
+            Ok(())
         }
         Some(Command::TtBench {
             mib,
             threads,
             work_ns,
         }) => {
-            tt_bench::run(mib as usize, threads as usize, work_ns).map(|report| print!("{report}"))
+            print!(
+                "{}",
+                tt_bench::run(mib as usize, threads as usize, work_ns)?
+            );
+            Ok(())
         }
     }
 }

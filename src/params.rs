@@ -154,19 +154,38 @@ pub fn values() -> Vec<i32> {
     }
 }
 
+/// Why a parameter could not be set.
+#[derive(Clone, Debug)]
+pub enum ParamError {
+    Unknown(String),
+    OutOfRange { param: Param, value: i32 },
+}
+
+impl std::fmt::Display for ParamError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            ParamError::Unknown(name) => write!(f, "no search parameter '{name}'"),
+            ParamError::OutOfRange { param, value } => write!(
+                f,
+                "{} takes {} to {}, not {value}",
+                param.name, param.min, param.max
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ParamError {}
+
 /// Sets the parameter `name` (any case) for the searches that start after it.
 #[cfg(feature = "tune")]
-pub fn set(name: &str, value: i32) -> Result<(), String> {
+pub fn set(name: &str, value: i32) -> Result<(), ParamError> {
     let index = ALL
         .iter()
         .position(|p| p.name.eq_ignore_ascii_case(name))
-        .ok_or_else(|| format!("no search parameter '{name}'"))?;
+        .ok_or_else(|| ParamError::Unknown(name.to_string()))?;
     let p = &ALL[index];
     if !(p.min..=p.max).contains(&value) {
-        return Err(format!(
-            "{} takes {} to {}, not {value}",
-            p.name, p.min, p.max
-        ));
+        return Err(ParamError::OutOfRange { param: *p, value });
     }
     VALUES[index].store(value, Relaxed);
     Ok(())

@@ -182,7 +182,7 @@ impl SearchHandle {
         memories: Arc<Mutex<Vec<Memory>>>,
         listener: L,
         finish: F,
-    ) -> Result<SearchHandle, String>
+    ) -> std::io::Result<SearchHandle>
     where
         L: Listener + Send + 'static,
         F: FnOnce(&Outcome, &Progress) + Send + 'static,
@@ -218,8 +218,7 @@ impl SearchHandle {
                 *phase = Phase::Done;
                 drop(phase);
                 finish(&outcome, &Progress::of(&tt, job, shared));
-            })
-            .map_err(|e| format!("cannot start the search thread: {e}"))?;
+            })?;
         Ok(SearchHandle { control, thread })
     }
 

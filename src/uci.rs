@@ -11,6 +11,7 @@ use crate::search::{Iteration, Job, Listener, Progress};
 use crate::syzygy::{ProbeRules, Syzygy};
 use crate::threads::{lock_memories, SearchHandle};
 use crate::time::{Limits, TimePlan};
+use crate::tt::memory::AllocError;
 use crate::tt::Tt;
 use crate::types::Bound;
 use crate::types::{MATE, MATE_BOUND, PLY_LIMIT};
@@ -168,9 +169,9 @@ impl Listener for UciListener {
 }
 
 impl Engine {
-    pub fn new() -> Result<Engine, String> {
+    pub fn new() -> Result<Engine, AllocError> {
         Ok(Engine {
-            tt: Arc::new(Tt::new(crate::tt::DEFAULT_MIB).map_err(|e| e.to_string())?),
+            tt: Arc::new(Tt::new(crate::tt::DEFAULT_MIB)?),
             board: Board::default(),
             threads: 1,
             move_overhead: OVERHEAD_DEFAULT,
@@ -583,6 +584,7 @@ impl Engine {
                 // A Chess960 FEN is read as one even when the GUI did not say so.
                 Board::from_fen(&fen, self.mode())
                     .or_else(|err| Board::from_fen(&fen, CastlingMode::Chess960).map_err(|_| err))
+                    .map_err(|err| err.to_string())
             }
             _ => Err("position expects 'startpos' or 'fen <FEN>', then 'moves ...'".to_string()),
         };
@@ -684,7 +686,7 @@ impl Engine {
         );
         match started {
             Ok(handle) => self.running = Some(handle),
-            Err(err) => info_string(&format!("error: {err}")),
+            Err(err) => info_string(&format!("error: cannot start the search thread: {err}")),
         }
     }
 }
@@ -702,7 +704,7 @@ fn search_parameter(name: &str, text: &str) {
                     truncate(text)
                 )
             })
-            .and_then(|value| crate::params::set(name, value));
+            .and_then(|value| crate::params::set(name, value).map_err(|e| e.to_string()));
         if let Err(err) = set {
             info_string(&format!("error: {err}"));
         }
@@ -787,8 +789,27 @@ fn parse_search_moves(board: &Board, args: &[&str]) -> Vec<Move> {
 }
 
 /// Runs the UCI loop on standard input until `quit` or end of input.
-pub fn run() -> Result<(), String> {
-    let mut engine = Engine::new()?;
+/// Why the UCI loop could not start.
+#[derive(Debug)]
+pub enum UciError {
+    Table(AllocError),
+    InputThread(std::io::Error),
+}
+
+impl std::fmt::Display for UciError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            UciError::Table(err) => write!(f, "{err}"),
+            UciError::InputThread(err) => write!(f, "cannot start the input thread: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for UciError {}
+
+/// Speaks UCI on stdin and stdout until `quit` or the end of input.
+pub fn run() -> Result<(), UciError> {
+    let mut engine = Engine::new().map_err(UciError::Table)?;
     let (tx, rx) = crossbeam::channel::unbounded::<(Instant, String)>();
     std::thread::Builder::new()
         .name("stdin".into())
@@ -810,7 +831,7 @@ pub fn run() -> Result<(), String> {
                 }
             }
         })
-        .map_err(|e| format!("cannot start the input thread: {e}"))?;
+        .map_err(UciError::InputThread)?;
     let search_done = engine.search_done.1.clone();
     loop {
         crossbeam::channel::select! {

@@ -31,6 +31,24 @@ pub struct BenchResult {
     pub hashfull: usize,
 }
 
+/// Why the bench could not run.
+#[derive(Debug)]
+pub enum BenchError {
+    Table(crate::tt::memory::AllocError),
+    Position(usize, crate::board::BoardError),
+}
+
+impl std::fmt::Display for BenchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            BenchError::Table(err) => write!(f, "{err}"),
+            BenchError::Position(number, err) => write!(f, "bench position {number}: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for BenchError {}
+
 /// Searches every bench position to `depth` with `threads` threads; `log` receives one line
 /// per position.
 pub fn run(
@@ -38,15 +56,15 @@ pub fn run(
     threads: usize,
     evaluation: Evaluation,
     mut log: impl FnMut(&str),
-) -> Result<BenchResult, String> {
-    let mut tt = Tt::new(crate::tt::DEFAULT_MIB).map_err(|e| e.to_string())?;
+) -> Result<BenchResult, BenchError> {
+    let mut tt = Tt::new(crate::tt::DEFAULT_MIB).map_err(BenchError::Table)?;
     let mut nodes = 0;
     let mut tt_stats = crate::tt::TtStats::default();
     let mut hashfull = 0;
     let start = Instant::now();
     for (i, fen) in positions().iter().enumerate() {
         let board = Board::from_fen(fen, CastlingMode::Standard)
-            .map_err(|e| format!("bench position {}: {e}", i + 1))?;
+            .map_err(|e| BenchError::Position(i + 1, e))?;
         tt.clear(1);
         tt.new_search();
         let job = Job::fixed_depth(board, depth, evaluation.clone());

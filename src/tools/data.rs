@@ -297,33 +297,59 @@ pub struct TextLine {
     move_code: u16,
 }
 
+/// What was wrong with a line of a text data file.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LineError {
+    Fields,
+    Fen(String),
+    Score(String),
+    Result(String),
+    Move(String),
+    IllegalMove(String),
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            LineError::Fields => write!(f, "expected 'FEN | score | result | move'"),
+            LineError::Fen(why) => write!(f, "{why}"),
+            LineError::Score(text) => write!(f, "bad score '{text}'"),
+            LineError::Result(text) => write!(f, "bad result '{text}'"),
+            LineError::Move(text) => write!(f, "bad move '{text}'"),
+            LineError::IllegalMove(text) => write!(f, "illegal move '{text}'"),
+        }
+    }
+}
+
+impl std::error::Error for LineError {}
+
 impl TextLine {
-    pub fn parse(line: &str) -> Result<TextLine, String> {
+    pub fn parse(line: &str) -> Result<TextLine, LineError> {
         let fields: Vec<&str> = line.split('|').map(str::trim).collect();
         let [fen, score, result, mv] = fields[..] else {
-            return Err("expected 'FEN | score | result | move'".to_string());
+            return Err(LineError::Fields);
         };
         let pos: Chess = fen
             .parse::<Fen>()
-            .map_err(|e| e.to_string())?
+            .map_err(|e| LineError::Fen(e.to_string()))?
             .into_position(CastlingMode::Standard)
-            .map_err(|e| e.to_string())?;
-        let white_score: i32 = score.parse().map_err(|_| format!("bad score '{score}'"))?;
+            .map_err(|e| LineError::Fen(e.to_string()))?;
+        let white_score: i32 = score
+            .parse()
+            .map_err(|_| LineError::Score(score.to_string()))?;
         let white_result: f32 = match result {
             "1.0" | "1" => 1.0,
             "0.5" => 0.5,
             "0.0" | "0" => 0.0,
-            _ => return Err(format!("bad result '{result}'")),
+            _ => return Err(LineError::Result(result.to_string())),
         };
         let uci = mv
             .parse::<UciMove>()
-            .map_err(|_| format!("bad move '{mv}'"))?;
+            .map_err(|_| LineError::Move(mv.to_string()))?;
         let mv = uci
             .to_move(&pos)
-            .map_err(|_| format!("illegal move '{mv}'"))?;
-        let move_code = mv.from().map_or(0, |s| s as u16)
-            | (mv.to() as u16) << 6
-            | mv.promotion().map_or(0, |r| r as u16) << 12;
+            .map_err(|_| LineError::IllegalMove(mv.to_string()))?;
+        let move_code = crate::types::encode_move(mv);
         Ok(TextLine {
             pos,
             white_score,

@@ -56,6 +56,46 @@ pub struct Settings {
     pub evaluation: Evaluation,
 }
 
+/// Why data generation could not go on.
+#[derive(Debug)]
+pub enum DatagenError {
+    /// The output file's name does not carry the seed; the suggestion does.
+    FileName {
+        name: String,
+        seed: u64,
+        suggestion: String,
+    },
+    Table(crate::tt::memory::AllocError),
+    Open(PathBuf, std::io::Error),
+    Write(PathBuf, std::io::Error),
+    /// A game that viriformat cannot hold (a bug, not bad input).
+    Encode(String),
+    Thread(std::io::Error),
+}
+
+impl std::fmt::Display for DatagenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            DatagenError::FileName {
+                name,
+                seed,
+                suggestion,
+            } => write!(
+                f,
+                "the output file name '{name}' does not carry the seed as '-s{seed}' (for example \
+                 {suggestion}); give a directory to have the file named"
+            ),
+            DatagenError::Table(err) => write!(f, "{err}"),
+            DatagenError::Open(path, err) => write!(f, "cannot open {}: {err}", path.display()),
+            DatagenError::Write(path, err) => write!(f, "cannot write {}: {err}", path.display()),
+            DatagenError::Encode(why) => write!(f, "cannot encode a game: {why}"),
+            DatagenError::Thread(err) => write!(f, "cannot start a game thread: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for DatagenError {}
+
 /// The commit this binary was built from (`build.rs`), or "unknown".
 pub const BUILD_COMMIT: &str = env!("FERRITE_COMMIT");
 
@@ -85,9 +125,10 @@ pub fn output_path(
     evaluation: &str,
     nodes: u64,
     seed: u64,
-) -> Result<PathBuf, String> {
+) -> Result<PathBuf, DatagenError> {
+    let named = format!("{evaluation}-{BUILD_COMMIT}-{nodes}n-s{seed}.vf");
     if output.is_dir() {
-        return Ok(output.join(format!("{evaluation}-{BUILD_COMMIT}-{nodes}n-s{seed}.vf")));
+        return Ok(output.join(named));
     }
     let name = output
         .file_name()
@@ -103,10 +144,11 @@ pub fn output_path(
     if carries_seed {
         Ok(output.to_path_buf())
     } else {
-        Err(format!(
-            "the output file name '{name}' does not carry the seed as '{token}' (for example \
-             {evaluation}-{BUILD_COMMIT}-{nodes}n-s{seed}.vf); give a directory to have the file named"
-        ))
+        Err(DatagenError::FileName {
+            name,
+            seed,
+            suggestion: named,
+        })
     }
 }
 
@@ -129,9 +171,13 @@ pub struct Player {
 }
 
 impl Player {
-    pub fn new(soft_nodes: u64, hard_nodes: u64, evaluation: Evaluation) -> Result<Player, String> {
+    pub fn new(
+        soft_nodes: u64,
+        hard_nodes: u64,
+        evaluation: Evaluation,
+    ) -> Result<Player, DatagenError> {
         Ok(Player {
-            tt: Tt::new(crate::tt::DEFAULT_MIB).map_err(|e| e.to_string())?,
+            tt: Tt::new(crate::tt::DEFAULT_MIB).map_err(DatagenError::Table)?,
             memory: Memory::default(),
             soft_nodes,
             hard_nodes: hard_nodes.max(soft_nodes),
@@ -267,17 +313,17 @@ fn opening(rng: &mut Rng, book: &[String], plies: usize) -> Option<Board> {
 }
 
 /// The game in viriformat's bytes.
-pub fn encode(game: &GameRecord) -> Result<Vec<u8>, String> {
+pub fn encode(game: &GameRecord) -> Result<Vec<u8>, DatagenError> {
     let mut board = ViriBoard::new();
     board
         .set_from_fen(&game.start_fen, false)
-        .map_err(|e| format!("start position {}: {e}", game.start_fen))?;
+        .map_err(|e| DatagenError::Encode(format!("start position {}: {e}", game.start_fen)))?;
     let mut out = Game::new(&board);
     for &(mv, score) in &game.moves {
         let text = UciMove::from_move(mv, CastlingMode::Standard).to_string();
         let viri_move = board
             .parse_uci(&text)
-            .map_err(|e| format!("move {text} in {board}: {e}"))?;
+            .map_err(|e| DatagenError::Encode(format!("move {text} in {board}: {e}")))?;
         out.add_move(viri_move, score);
         board.make_move_simple(viri_move);
     }
@@ -288,7 +334,7 @@ pub fn encode(game: &GameRecord) -> Result<Vec<u8>, String> {
     });
     let mut bytes = Vec::new();
     out.serialise_into(&mut bytes)
-        .map_err(|e| format!("encoding a game: {e}"))?;
+        .map_err(|e| DatagenError::Encode(e.to_string()))?;
     Ok(bytes)
 }
 
@@ -334,18 +380,18 @@ pub fn run(
     settings: &Settings,
     every: Duration,
     mut progress: impl FnMut(&str),
-) -> Result<(u64, u64), String> {
+) -> Result<(u64, u64), DatagenError> {
     let file = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(&settings.output)
-        .map_err(|e| format!("cannot open {}: {e}", settings.output.display()))?;
+        .map_err(|e| DatagenError::Open(settings.output.clone(), e))?;
     let output = Arc::new(Mutex::new(file));
     let games = Arc::new(AtomicU64::new(0));
     let positions = Arc::new(AtomicU64::new(0));
     let rejected = Arc::new(AtomicU64::new(0));
     let done = Arc::new(AtomicBool::new(false));
-    let failure: Arc<Mutex<Option<String>>> = Arc::default();
+    let failure: Arc<Mutex<Option<DatagenError>>> = Arc::default();
     let target_met = {
         let (games, positions) = (Arc::clone(&games), Arc::clone(&positions));
         let settings = settings.clone();
@@ -369,8 +415,8 @@ pub fn run(
         let settings = settings.clone();
         let target_met = target_met.clone();
         let thread = move || {
-            let fail = |message: String| {
-                *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(message);
+            let fail = |err: DatagenError| {
+                *failure.lock().unwrap_or_else(|e| e.into_inner()) = Some(err);
                 done.store(true, Relaxed);
             };
             let mut player = match Player::new(
@@ -394,7 +440,7 @@ pub fn run(
                 };
                 let mut file = output.lock().unwrap_or_else(|e| e.into_inner());
                 if let Err(err) = file.write_all(&bytes).and_then(|()| file.flush()) {
-                    return fail(format!("cannot write {}: {err}", settings.output.display()));
+                    return fail(DatagenError::Write(settings.output.clone(), err));
                 }
                 drop(file);
                 games.fetch_add(1, Relaxed);
@@ -405,7 +451,7 @@ pub fn run(
             .name(format!("datagen-{id}"))
             .stack_size(crate::threads::SEARCH_STACK)
             .spawn(thread)
-            .map_err(|e| format!("cannot start a game thread: {e}"))?;
+            .map_err(DatagenError::Thread)?;
         handles.push(handle);
     }
     let start = Instant::now();

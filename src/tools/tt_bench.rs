@@ -2,7 +2,7 @@
 //! Every figure is the median of several rounds measured in this one run.
 
 use crate::rng::mix;
-use crate::tt::memory::{clear_threads, PagePolicy};
+use crate::tt::memory::{clear_threads, AllocError, PagePolicy};
 use crate::tt::{Record, Tt};
 use crate::types::Bound;
 use shakmaty::{fen::Fen, CastlingMode, Chess, Position};
@@ -108,15 +108,20 @@ struct Figures {
     store_ns: f64,
 }
 
-fn measure(mib: usize, threads: usize, policy: PagePolicy, work: &Work) -> Result<Figures, String> {
+fn measure(
+    mib: usize,
+    threads: usize,
+    policy: PagePolicy,
+    work: &Work,
+) -> Result<Figures, AllocError> {
     let mut create = Vec::new();
     for _ in 0..ROUNDS {
         let (tt, t) = timed(|| Tt::with_policy(mib, policy));
-        tt.map_err(|e| e.to_string())?;
+        tt?;
         create.push(t.as_secs_f64() * 1e3);
     }
     let (tt, _) = timed(|| Tt::with_policy(mib, policy));
-    let mut tt = tt.map_err(|e| e.to_string())?;
+    let mut tt = tt?;
     let space = KeySpace::new(tt.entries() / 4);
     // The first clear of a fresh mapping is what faults every page in.
     let (_, fault) = timed(|| tt.clear(1));
@@ -212,7 +217,7 @@ fn measure(mib: usize, threads: usize, policy: PagePolicy, work: &Work) -> Resul
 
 /// Runs the benchmark for a table of `mib` MiB and returns the printed report.
 /// `work_ns` is the work done between a prefetch and its probe (about 200 ns in a search).
-pub fn run(mib: usize, threads: usize, work_ns: u64) -> Result<String, String> {
+pub fn run(mib: usize, threads: usize, work_ns: u64) -> Result<String, AllocError> {
     let threads = clear_threads(threads);
     let work = Work::calibrate(work_ns);
     let small = measure(mib, threads, PagePolicy::Small, &work)?;
