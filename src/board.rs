@@ -1,5 +1,6 @@
-//! A shakmaty position with its Zobrist key kept incrementally, the keys of every position
-//! since the game began (for repetitions), and make/unmake for the search.
+//! A shakmaty position with its Zobrist keys kept incrementally (the whole position's, and
+//! the pawns' alone), the keys of every position since the game began (for repetitions), and
+//! make/unmake for the search.
 
 use arrayvec::ArrayVec;
 use shakmaty::{
@@ -14,6 +15,7 @@ use shakmaty::{
 struct Undo {
     pos: Chess,
     key: u64,
+    pawn_key: u64,
     ep_file: Option<File>,
     null_barrier: usize,
 }
@@ -22,6 +24,8 @@ struct Undo {
 pub struct Board {
     pos: Chess,
     key: u64,
+    /// The Zobrist key of the pawns alone (the pieces' keys of the full key, pawns only).
+    pawn_key: u64,
     /// The en passant file hashed into `key` (only when the capture is legal).
     ep_file: Option<File>,
     undo: Vec<Undo>,
@@ -34,6 +38,46 @@ pub struct Board {
 
 fn full_key(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+/// The pawns' key of `pos`, computed from nothing.
+fn full_pawn_key(pos: &Chess) -> u64 {
+    let board = pos.board();
+    board.pawns().into_iter().fold(0, |key, sq| {
+        let color = board.color_at(sq).expect("a pawn stands there");
+        key ^ z_piece(sq, color, Role::Pawn)
+    })
+}
+
+/// How the pawns' key changes when `us` plays `mv`.
+fn pawn_key_change(us: Color, mv: Move) -> u64 {
+    match mv {
+        Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion,
+        } => {
+            let mut change = 0;
+            if role == Role::Pawn {
+                change ^= z_piece(from, us, Role::Pawn);
+                if promotion.is_none() {
+                    change ^= z_piece(to, us, Role::Pawn);
+                }
+            }
+            if capture == Some(Role::Pawn) {
+                change ^= z_piece(to, !us, Role::Pawn);
+            }
+            change
+        }
+        Move::EnPassant { from, to } => {
+            z_piece(from, us, Role::Pawn)
+                ^ z_piece(to, us, Role::Pawn)
+                ^ z_piece(Square::from_coords(to.file(), from.rank()), !us, Role::Pawn)
+        }
+        Move::Castle { .. } | Move::Put { .. } => 0,
+    }
 }
 
 fn z_piece(sq: Square, color: Color, role: Role) -> u64 {
@@ -156,10 +200,12 @@ impl Default for Board {
 impl Board {
     pub fn new(pos: Chess) -> Board {
         let key = full_key(&pos);
+        let pawn_key = full_pawn_key(&pos);
         let ep_file = pos.legal_ep_square().map(|sq| sq.file());
         Board {
             pos,
             key,
+            pawn_key,
             ep_file,
             undo: Vec::with_capacity(256),
             keys: vec![key],
@@ -290,20 +336,28 @@ impl Board {
         self.undo.push(Undo {
             pos: self.pos.clone(),
             key: self.key,
+            pawn_key: self.pawn_key,
             ep_file: self.ep_file,
             null_barrier: self.null_barrier,
         });
+        self.pawn_key ^= pawn_key_change(self.pos.turn(), mv);
         self.pos.play_unchecked(mv);
         self.key = key;
         self.ep_file = self.pos.legal_ep_square().map(|sq| sq.file());
         self.keys.push(key);
         debug_assert_eq!(key, full_key(&self.pos), "incremental key of {mv:?}");
+        debug_assert_eq!(
+            self.pawn_key,
+            full_pawn_key(&self.pos),
+            "pawn key of {mv:?}"
+        );
     }
 
     pub fn unmake(&mut self) {
         let undo = self.undo.pop().expect("unmake without make");
         self.pos = undo.pos;
         self.key = undo.key;
+        self.pawn_key = undo.pawn_key;
         self.ep_file = undo.ep_file;
         self.null_barrier = undo.null_barrier;
         self.keys.pop();
@@ -323,6 +377,7 @@ impl Board {
         self.undo.push(Undo {
             pos: std::mem::replace(&mut self.pos, passed),
             key: self.key,
+            pawn_key: self.pawn_key,
             ep_file: self.ep_file,
             null_barrier: self.null_barrier,
         });
@@ -374,12 +429,7 @@ impl Board {
     /// A hash of the pawns alone, which key the correction history: positions that share a
     /// pawn structure tend to share the evaluation's errors.
     pub fn pawn_key(&self) -> u64 {
-        let board = self.pos.board();
-        let white = (board.pawns() & board.white()).0;
-        let black = (board.pawns() & board.black()).0;
-        let mixed = white.wrapping_mul(0x9E37_79B9_7F4A_7C15)
-            ^ black.wrapping_mul(0xC2B2_AE3D_27D4_EB4F).rotate_left(31);
-        mixed ^ (mixed >> 29)
+        self.pawn_key
     }
 
     /// Whether the side to move has pieces other than pawns and king (null-move guard).
@@ -439,6 +489,7 @@ mod tests {
                     let key = board.key_after(mv);
                     board.make(mv, key);
                     assert_eq!(board.key(), full_key(board.pos()), "after {mv:?}");
+                    assert_eq!(board.pawn_key(), full_pawn_key(board.pos()), "after {mv:?}");
                 }
             }
         }
