@@ -3,23 +3,12 @@
 //! What it learns about the evaluation is `eval::Correction`; `Memory` holds both.
 
 use crate::eval::Correction;
-use crate::types::MAX_PLY;
-use shakmaty::{Color, Move, Role};
+pub use crate::types::Continuations;
+use crate::types::{piece_index, piece_to, MAX_PLY, PIECE_TO};
+use shakmaty::{Color, Move};
 
 /// History scores stay within +-MAX_HISTORY (the "gravity" update converges there).
 pub const MAX_HISTORY: i32 = 16_384;
-
-/// A moving piece (colour and role) and its target square: what continuation histories are
-/// indexed by, `0..PIECE_TO`.
-pub type PieceTo = usize;
-const PIECE_TO: usize = 12 * 64;
-
-pub fn piece_to(color: Color, mv: Move) -> PieceTo {
-    piece_index(color, mv.role()) * 64 + mv.to() as usize
-}
-
-/// The moves one and two plies before a node, as continuation-history keys.
-pub type Continuations = [Option<PieceTo>; 2];
 
 /// What one search thread learned about moves: killers per ply, counter-moves, and three
 /// histories (quiet moves by from-to square, quiet moves by the moves before them
@@ -57,10 +46,6 @@ impl Default for History {
 
 fn from_to(mv: Move) -> (usize, usize) {
     (mv.from().map_or(0, |sq| sq as usize), mv.to() as usize)
-}
-
-fn piece_index(color: Color, role: Role) -> usize {
-    role as usize - 1 + 6 * color as usize
 }
 
 /// Moves `entry` towards +-MAX_HISTORY by `bonus`, less as it gets closer.
@@ -144,6 +129,7 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use shakmaty::Role;
 
     #[test]
     fn history_gravity_stays_bounded() {

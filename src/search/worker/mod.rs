@@ -6,16 +6,19 @@
 mod negamax;
 mod qsearch;
 
-use super::history::{Continuations, Memory, PieceTo};
+use super::history::{Continuations, Memory};
 use super::see::see_ge;
 use super::{Iteration, Job, Listener, Progress, Shared};
 use crate::board::Board;
+use crate::eval::correction::Keys;
 use crate::eval::Evaluator;
 use crate::params;
 use crate::syzygy::Probing;
 use crate::time::IterationReport;
 use crate::tt::{Hit, Record, Tt, TtStats};
-use crate::types::{encode_move, Bound, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, TB_WIN};
+use crate::types::{
+    encode_move, Bound, PieceTo, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, TB_WIN,
+};
 use shakmaty::{Chess, Move, MoveList, Position};
 
 /// Stored as the static eval of positions in check, which have none.
@@ -511,13 +514,18 @@ impl<'a> Worker<'a> {
         Some(hit)
     }
 
-    /// The static evaluation corrected by what this thread's searches learned of the pawns,
-    /// kept clear of the decisive range.
-    pub(super) fn corrected(&self, pawn_key: u64, raw_eval: i32) -> i32 {
+    /// What the current position's evaluation correction is looked up by.
+    pub(super) fn correction_keys(&self, ply: usize) -> Keys {
+        Keys::of(&self.board, self.continuations(ply))
+    }
+
+    /// The static evaluation corrected by what this thread's searches learned of positions
+    /// that share its keys, kept clear of the decisive range.
+    pub(super) fn corrected(&self, keys: &Keys, raw_eval: i32) -> i32 {
         let corrected = self
             .memory
             .correction
-            .corrected(self.board.turn(), pawn_key, raw_eval);
+            .corrected(self.board.turn(), keys, raw_eval);
         corrected.clamp(-DECISIVE + 1, DECISIVE - 1)
     }
 

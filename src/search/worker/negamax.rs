@@ -3,12 +3,12 @@
 //! cutoff.
 
 use super::{bound_of, check_extension, Worker, CURRMOVE_AFTER_MS, EVAL_NONE};
+use crate::eval::correction::Keys;
 use crate::params;
-use crate::search::history::piece_to;
 use crate::search::movepick::{is_tactical, MovePicker};
 use crate::search::see::see_ge;
 use crate::tt::{Hit, Record};
-use crate::types::{encode_move, Bound, DECISIVE, INFINITY, MATE, MAX_PLY, PLY_LIMIT};
+use crate::types::{encode_move, piece_to, Bound, DECISIVE, INFINITY, MATE, MAX_PLY, PLY_LIMIT};
 use shakmaty::{Move, MoveList, Position};
 
 /// What the singular-extension search found about the table move.
@@ -31,7 +31,8 @@ struct Node {
     /// The move a singular-extension search leaves out here.
     excluded: Option<Move>,
     key: u64,
-    pawn_key: u64,
+    /// What the evaluation's correction is looked up by.
+    correction_keys: Keys,
     hit: Option<Hit>,
     tt_move: u16,
     /// The evaluation as the table keeps it, before the correction.
@@ -155,7 +156,8 @@ impl Worker<'_> {
             }
         }
 
-        // The table keeps the raw evaluation; the search uses it corrected by pawn structure.
+        // The table keeps the raw evaluation; the search uses it corrected by what searches of
+        // similar positions found.
         let raw_eval = match hit {
             _ if in_check => EVAL_NONE,
             Some(h) => h.eval,
@@ -169,11 +171,11 @@ impl Worker<'_> {
                 raw_eval
             }
         };
-        let pawn_key = self.board.pawn_key();
+        let correction_keys = self.correction_keys(ply);
         let static_eval = if in_check {
             EVAL_NONE
         } else {
-            self.corrected(pawn_key, raw_eval)
+            self.corrected(&correction_keys, raw_eval)
         };
         // The table's bound, where it is tighter, is a better guess than the static eval
         // (but not without the table's move, which the bound may owe everything to).
@@ -202,7 +204,7 @@ impl Worker<'_> {
             in_check,
             excluded,
             key,
-            pawn_key,
+            correction_keys,
             hit,
             tt_move: hit.map_or(0, |h| h.mv),
             raw_eval,
@@ -542,8 +544,8 @@ impl Worker<'_> {
             bound_of(best_score, original_alpha, beta)
         };
         let best_score = best_score.min(tablebases.ceiling);
-        // A quiet best move's score says how far the evaluation of this pawn structure was
-        // off, where the bound does not leave that in doubt.
+        // A quiet best move's score says how far the corrected evaluation was still off, where
+        // the bound does not leave that in doubt.
         let trusted = match bound {
             Bound::Lower => best_score > node.static_eval,
             Bound::Upper => best_score < node.static_eval,
@@ -557,9 +559,9 @@ impl Worker<'_> {
             let us = self.board.turn();
             self.memory.correction.update(
                 us,
-                node.pawn_key,
+                &node.correction_keys,
                 node.depth,
-                best_score - node.raw_eval,
+                best_score - node.static_eval,
             );
         }
         self.store(Record {

@@ -6,7 +6,7 @@ use crate::params;
 use crate::search::movepick::MovePicker;
 use crate::search::see::see_ge;
 use crate::tt::Record;
-use crate::types::{encode_move, Bound, MATE, PLY_LIMIT};
+use crate::types::{encode_move, piece_to, Bound, MATE, PLY_LIMIT};
 
 impl Worker<'_> {
     /// The quiescence search of the current position in the window (`alpha`, `beta`).
@@ -39,7 +39,7 @@ impl Worker<'_> {
             (EVAL_NONE, EVAL_NONE, -MATE + ply as i32)
         } else {
             let raw = hit.map_or_else(|| self.evaluate(), |h| h.eval);
-            let eval = self.corrected(self.board.pawn_key(), raw);
+            let eval = self.corrected(&self.correction_keys(ply), raw);
             // Standing pat: the side to move need not capture. The stand-pat score is a lower
             // bound of this quiescence search, worth keeping with the evaluation.
             if eval >= beta {
@@ -83,6 +83,9 @@ impl Worker<'_> {
                     continue;
                 }
             }
+            // The children's continuation keys (evasion ordering, the evaluation's correction).
+            self.stack[ply].mv = Some(mv);
+            self.stack[ply].piece_to = Some(piece_to(self.board.turn(), mv));
             self.make_move(mv);
             let score = -self.qsearch(-beta, -alpha, ply + 1);
             self.unmake_move();
