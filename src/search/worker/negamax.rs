@@ -3,6 +3,7 @@
 //! cutoff.
 
 use super::{bound_of, check_extension, Worker, CURRMOVE_AFTER_MS, EVAL_NONE};
+use crate::board::gives_check;
 use crate::eval::correction::Keys;
 use crate::params;
 use crate::search::movepick::{is_tactical, MovePicker};
@@ -422,8 +423,9 @@ impl Worker<'_> {
         )
     }
 
-    /// Whether `mv` is pruned without a search: late, futile, with a poor history, or losing
-    /// too much material by SEE. Never at the root, nor before a move has escaped a mate.
+    /// Whether `mv` is pruned without a search: a quiet move that is late, futile or with a
+    /// poor history and gives no check, or any move losing too much material by SEE. Never at
+    /// the root, nor before a move has escaped a mate.
     fn prunes_move(
         &self,
         node: &Node,
@@ -433,7 +435,9 @@ impl Worker<'_> {
         quiets_tried: usize,
     ) -> bool {
         let depth = node.depth;
-        if facts.quiet && !node.in_check {
+        // Quiet checks are spared the pruning of quiet moves below: the moves that mate are
+        // checks, and the side that mates is often behind in material until it does.
+        if facts.quiet && !node.in_check && !gives_check(self.board.pos(), mv) {
             // Late move pruning: deep in a poor move list, quiets rarely matter.
             let limit = (params::lmp_base() + depth * depth) / if node.improving { 1 } else { 2 };
             if depth <= params::lmp_depth() && quiets_tried as i32 >= limit {
