@@ -50,35 +50,19 @@ fn full_pawn_key(pos: &Chess) -> u64 {
     })
 }
 
-/// How the pawns' key changes when `us` plays `mv`.
+/// How the pawns' key changes when `us` plays `mv`: the pawns among the placements it
+/// changes.
 fn pawn_key_change(us: Color, mv: Move) -> u64 {
-    match mv {
-        Move::Normal {
-            role,
-            from,
-            capture,
-            to,
-            promotion,
-        } => {
-            let mut change = 0;
-            if role == Role::Pawn {
-                change ^= z_piece(from, us, Role::Pawn);
-                if promotion.is_none() {
-                    change ^= z_piece(to, us, Role::Pawn);
-                }
-            }
-            if capture == Some(Role::Pawn) {
-                change ^= z_piece(to, !us, Role::Pawn);
-            }
-            change
-        }
-        Move::EnPassant { from, to } => {
-            z_piece(from, us, Role::Pawn)
-                ^ z_piece(to, us, Role::Pawn)
-                ^ z_piece(Square::from_coords(to.file(), from.rank()), !us, Role::Pawn)
-        }
-        Move::Castle { .. } | Move::Put { .. } => 0,
-    }
+    Change::of(us, mv).map_or(0, |change| {
+        change
+            .removed
+            .iter()
+            .chain(&change.added)
+            .filter(|&&(_, role, _)| role == Role::Pawn)
+            .fold(0, |key, &(color, role, square)| {
+                key ^ z_piece(square, color, role)
+            })
+    })
 }
 
 /// Whether the legal move `mv` gives check, without playing it: the moved (or promoted) piece

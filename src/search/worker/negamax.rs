@@ -32,8 +32,9 @@ struct Node {
     /// The move a singular-extension search leaves out here.
     excluded: Option<Move>,
     key: u64,
-    /// What the evaluation's correction is looked up by.
-    correction_keys: Keys,
+    /// What the evaluation's correction is looked up by (`None` in check, where there is no
+    /// static evaluation to correct).
+    correction_keys: Option<Keys>,
     hit: Option<Hit>,
     tt_move: u16,
     /// The evaluation as the table keeps it, before the correction.
@@ -172,11 +173,10 @@ impl Worker<'_> {
                 raw_eval
             }
         };
-        let correction_keys = self.correction_keys(ply);
-        let static_eval = if in_check {
-            EVAL_NONE
-        } else {
-            self.corrected(&correction_keys, raw_eval)
+        let correction_keys = (!in_check).then(|| self.correction_keys(ply));
+        let static_eval = match &correction_keys {
+            Some(keys) => self.corrected(keys, raw_eval),
+            None => EVAL_NONE,
         };
         // The table's bound, where it is tighter, is a better guess than the static eval
         // (but not without the table's move, which the bound may owe everything to).
@@ -436,8 +436,16 @@ impl Worker<'_> {
     ) -> bool {
         let depth = node.depth;
         // Quiet checks are spared the pruning of quiet moves below: the moves that mate are
-        // checks, and the side that mates is often behind in material until it does.
-        if facts.quiet && !node.in_check && !gives_check(self.board.pos(), mv) {
+        // checks, and the side that mates is often behind in material until it does. Whether
+        // a move checks is asked only at depths where one of those prunings applies.
+        let quiet_depth = params::lmp_depth()
+            .max(params::futility_depth())
+            .max(params::history_prune_depth());
+        if facts.quiet
+            && !node.in_check
+            && depth <= quiet_depth
+            && !gives_check(self.board.pos(), mv)
+        {
             // Late move pruning: deep in a poor move list, quiets rarely matter.
             let limit = (params::lmp_base() + depth * depth) / if node.improving { 1 } else { 2 };
             if depth <= params::lmp_depth() && quiets_tried as i32 >= limit {
@@ -555,18 +563,13 @@ impl Worker<'_> {
             Bound::Upper => best_score < node.static_eval,
             _ => true,
         };
-        if !node.in_check
-            && trusted
-            && best_score.abs() < DECISIVE
-            && best_move.is_none_or(|mv| !is_tactical(mv))
-        {
+        if let Some(keys) = node.correction_keys.as_ref().filter(|_| {
+            trusted && best_score.abs() < DECISIVE && best_move.is_none_or(|mv| !is_tactical(mv))
+        }) {
             let us = self.board.turn();
-            self.memory.correction.update(
-                us,
-                &node.correction_keys,
-                node.depth,
-                best_score - node.static_eval,
-            );
+            self.memory
+                .correction
+                .update(us, keys, node.depth, best_score - node.static_eval);
         }
         self.store(Record {
             key: node.key,
