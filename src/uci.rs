@@ -7,7 +7,8 @@ use crate::board::Board;
 use crate::eval::nnue::Network;
 use crate::eval::Evaluation;
 use crate::search::history::Memory;
-use crate::search::{Iteration, Job, Listener, Progress};
+use crate::search::strength::{ELO_MAX, ELO_MIN};
+use crate::search::{Iteration, Job, Listener, Progress, Strength};
 use crate::syzygy::{ProbeRules, Syzygy};
 use crate::threads::{lock_memories, SearchHandle};
 use crate::time::{Limits, TimePlan};
@@ -62,6 +63,12 @@ pub struct Engine {
     show_wdl: bool,
     /// The evaluation the search uses (`EvalFile`, the built-in network unless changed).
     evaluation: Evaluation,
+    /// `UCI_LimitStrength` and `UCI_Elo`: play at that level rather than at full strength.
+    limit_strength: bool,
+    elo: i32,
+    /// Fixes a limited strength's evaluation noise and choices for one game; drawn anew by
+    /// each `ucinewgame`.
+    game_seed: u64,
     /// Endgame tablebases (`SyzygyPath`) and how to probe them.
     syzygy: Option<Arc<Syzygy>>,
     probe_rules: ProbeRules,
@@ -182,6 +189,9 @@ impl Engine {
             hash_file: HASH_FILE_DEFAULT.to_string(),
             show_wdl: false,
             evaluation: Evaluation::built_in(),
+            limit_strength: false,
+            elo: ELO_MIN,
+            game_seed: fresh_seed(),
             syzygy: None,
             probe_rules: ProbeRules::default(),
             memories: Arc::default(),
@@ -296,6 +306,10 @@ impl Engine {
             ProbeRules::default().limit
         ));
         say("option name Syzygy50MoveRule type check default true");
+        say("option name UCI_LimitStrength type check default false");
+        say(&format!(
+            "option name UCI_Elo type spin default {ELO_MIN} min {ELO_MIN} max {ELO_MAX}"
+        ));
         #[cfg(feature = "tune")]
         for p in crate::params::ALL {
             say(&format!(
@@ -337,10 +351,12 @@ impl Engine {
         Arc::get_mut(&mut self.tt).expect("no search holds the table after wait()")
     }
 
-    /// A new game shares nothing with the last: an empty table and no move histories.
+    /// A new game shares nothing with the last: an empty table, no move histories, and a new
+    /// seed for a limited strength's noise and choices.
     fn new_game(&mut self) {
         self.clear_hash();
         lock_memories(&self.memories).clear();
+        self.game_seed = fresh_seed();
     }
 
     fn clear_hash(&mut self) {
@@ -499,9 +515,29 @@ impl Engine {
                     self.probe_rules.rule50 = on;
                 }
             }
+            "uci_limitstrength" => {
+                if let Some(on) = check() {
+                    self.set_strength(on, self.elo);
+                }
+            }
+            "uci_elo" => {
+                if let Some(elo) = number(ELO_MIN as u64, ELO_MAX as u64) {
+                    self.set_strength(self.limit_strength, elo as i32);
+                }
+            }
             "save hash" => self.save_hash(),
             "load hash" => self.load_hash(),
             _ => search_parameter(&name, text),
+        }
+    }
+
+    /// `UCI_LimitStrength` and `UCI_Elo`. A limited strength puts noise on the evaluations
+    /// the table keeps, so a change of what the search plays like starts as a new game does.
+    fn set_strength(&mut self, on: bool, elo: i32) {
+        let before = self.limit_strength.then_some(self.elo);
+        (self.limit_strength, self.elo) = (on, elo);
+        if before != self.limit_strength.then_some(self.elo) {
+            self.new_game();
         }
     }
 
@@ -630,11 +666,18 @@ impl Engine {
             multipv: self.multipv,
             evaluation: self.evaluation.clone(),
             tablebases: None,
+            strength: None,
         };
         if let Some(tables) = &self.syzygy {
             job.use_tablebases(Arc::clone(tables), self.probe_rules);
         }
-        let (mode, debug, threads) = (self.mode(), self.debug, self.threads);
+        // A limited strength is one thread's node budget and choice.
+        let mut threads = self.threads;
+        if self.limit_strength {
+            job.limit_strength(Strength::new(self.elo, self.game_seed));
+            threads = 1;
+        }
+        let (mode, debug) = (self.mode(), self.debug);
         let report = Report {
             mode,
             wdl_material: self
@@ -689,6 +732,14 @@ impl Engine {
             Err(err) => info_string(&format!("error: cannot start the search thread: {err}")),
         }
     }
+}
+
+/// A seed no earlier game of this process had, from the clock.
+fn fresh_seed() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.as_nanos() as u64);
+    crate::rng::mix(nanos ^ 0x5eed)
 }
 
 /// A search parameter, which a tuning build (`--features tune`) offers as an option; any other

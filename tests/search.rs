@@ -32,6 +32,7 @@ fn uci(it: &Iteration) -> String {
     UciMove::from_move(it.pv[0], CastlingMode::Standard).to_string()
 }
 
+const MAX_DEPTH: i32 = 64;
 const STARTPOS: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 const MATE_IN_2: &str = "r2qkb1r/pp2nppp/3p4/2pNN1B1/2BnP3/3P4/PPP2PPP/R2bK2R w KQkq - 1 1";
 const MATE_IN_3: &str = "r1b1kb1r/pppp1ppp/5q2/4n3/3KP3/2N3PN/PPP4P/R1BQ1B1R b kq - 0 1";
@@ -52,6 +53,39 @@ fn a_lone_king_is_mated_by_a_rook_or_a_queen() {
         let mut plies = 0;
         while !game.pos().is_game_over() && plies < 100 {
             let it = search_with(&mut tt, &game, 5, 1);
+            game.play(it.pv[0]);
+            plies += 1;
+        }
+        assert!(game.pos().is_checkmate(), "{fen}: no mate in {plies} plies");
+    }
+}
+
+/// At the lowest strength level, against a full-strength defender, KR v K and KQ v K are still
+/// mated within the fifty-move rule.
+#[test]
+fn the_lowest_strength_level_still_mates_a_lone_king() {
+    use ferrite::search::strength::ELO_MIN;
+    use ferrite::search::Strength;
+    for (i, fen) in [
+        "8/8/8/3k4/8/8/8/R6K w - - 0 1",
+        "7K/8/8/8/3k4/8/8/1Q6 w - - 0 1",
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut game = board(fen, &[]);
+        let mut tt = Tt::new(16).unwrap();
+        let mut plies = 0;
+        while !game.pos().is_game_over() && plies < 100 {
+            tt.new_search();
+            let mut job = Job::fixed_depth(game.clone(), MAX_DEPTH, Evaluation::built_in());
+            if plies % 2 == 0 {
+                job.limits.depth = None;
+                job.limit_strength(Strength::new(ELO_MIN, i as u64));
+            } else {
+                job.limits.depth = Some(5);
+            }
+            let it = threads::search(&tt, &job, &Shared::new(1), &mut Vec::new(), None).best;
             game.play(it.pv[0]);
             plies += 1;
         }

@@ -140,6 +140,31 @@ fn won_endings_are_converted_within_the_fifty_move_rule() {
     }
 }
 
+/// The lowest strength level, with tables, still converts won endings on both sides of the
+/// board: the tables' root ranking leaves it only the moves that keep the win.
+#[test]
+fn the_lowest_strength_level_converts_with_tables() {
+    if !tables_present() {
+        return;
+    }
+    let mut engine = session_with_tables();
+    engine.send("setoption name UCI_LimitStrength value true");
+    engine.send("setoption name UCI_Elo value 1350");
+    for (name, fen) in [
+        ("KQvKR", "8/8/8/3k4/8/2r5/8/KQ6 w - - 0 1"),
+        ("KPvK", "4k3/8/4K3/4P3/8/8/8/8 w - - 0 1"),
+    ] {
+        let end = self_play(&mut engine, fen, 400, &mut |_| {});
+        assert_eq!(
+            end,
+            End::Mate {
+                winner: Color::White
+            },
+            "{name}: {fen}"
+        );
+    }
+}
+
 #[test]
 fn drawn_endings_are_held() {
     if !tables_present() {

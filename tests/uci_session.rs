@@ -184,6 +184,8 @@ fn every_option_is_announced_with_type_default_and_range() {
         "option name Ponder type check default false",
         "option name Move Overhead type spin default 30 min 0 max 5000",
         "option name UCI_Chess960 type check default false",
+        "option name UCI_LimitStrength type check default false",
+        "option name UCI_Elo type spin default 1350 min 1350 max 2850",
     ] {
         assert!(
             lines.iter().any(|l| l == expected),
@@ -653,4 +655,105 @@ fn eval_prints_the_static_evaluation_from_the_side_to_move() {
     // White has an extra queen: far ahead for White to move, far behind for Black to move.
     assert!(cp(&mut s, "4k3/8/8/8/8/8/8/3QK3 w - - 0 1") > 500);
     assert!(cp(&mut s, "4k3/8/8/8/8/8/8/3QK3 b - - 0 1") < -500);
+}
+
+/// `UCI_LimitStrength` with `UCI_Elo`: the level's node budget, one line shown for MultiPV 1
+/// though more are searched, the last `info` line the move played, MultiPV honoured, and a
+/// level outside the range refused with the engine still answering.
+#[test]
+fn limited_strength_searches_its_budget_and_shows_the_move_it_plays() {
+    let mut s = Session::start();
+    s.send("setoption name UCI_Elo value 9999");
+    s.send("setoption name UCI_Elo value 1200");
+    s.send("isready");
+    let lines = s.until("readyok", SECONDS);
+    assert_eq!(
+        lines
+            .iter()
+            .filter(|l| l.starts_with(
+                "info string error: option 'uci_elo' takes a whole number from 1350 to 2850"
+            ))
+            .count(),
+        2,
+        "{lines:?}"
+    );
+    s.send("setoption name UCI_LimitStrength value true");
+    s.send("setoption name UCI_Elo value 1350");
+    s.send("ucinewgame");
+    for moves in ["", " moves e2e4", " moves e2e4 c7c5 g1f3"] {
+        s.send(&format!("position startpos{moves}"));
+        s.send("go wtime 60000 btime 60000 winc 1000 binc 1000");
+        let lines = s.until("bestmove", SECONDS);
+        let played = bestmove(&lines);
+        let infos: Vec<&String> = lines
+            .iter()
+            .filter(|l| l.starts_with("info depth"))
+            .collect();
+        let last = infos.last().expect("an info line");
+        assert!(last.contains(&format!(" pv {played}")), "{lines:?}");
+        for info in &infos {
+            assert!(info.contains(" multipv 1 "), "{lines:?}");
+            let nodes: u64 = info
+                .split(" nodes ")
+                .nth(1)
+                .unwrap()
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse()
+                .unwrap();
+            assert!(nodes <= 2500, "{lines:?}");
+        }
+        let moves: Vec<&str> = moves.split_whitespace().skip(1).collect();
+        assert_legal(START, &moves, lines.last().unwrap());
+    }
+    // More threads: a limited search is still one thread's budget.
+    s.send("setoption name Threads value 2");
+    s.send("position startpos moves d2d4");
+    s.send("go wtime 60000 btime 60000");
+    let lines = s.until("bestmove", SECONDS);
+    let last = lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .unwrap();
+    let nodes: u64 = last
+        .split(" nodes ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(nodes <= 2500, "{lines:?}");
+    assert_legal(START, &["d2d4"], lines.last().unwrap());
+    // Pondering: the search waits for ponderhit, then plays a legal move.
+    s.send("setoption name Ponder value true");
+    s.send("position startpos moves e2e4 e7e5");
+    s.send("go ponder wtime 60000 btime 60000");
+    std::thread::sleep(Duration::from_millis(100));
+    s.send("ponderhit");
+    let lines = s.until("bestmove", SECONDS);
+    assert_legal(START, &["e2e4", "e7e5"], lines.last().unwrap());
+    s.send("setoption name Ponder value false");
+    // Chess960: castling as king takes rook is among the moves it may play, and it plays legally.
+    s.send("setoption name UCI_Chess960 value true");
+    let fen960 = "bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9";
+    s.send(&format!("position fen {fen960}"));
+    s.send("go wtime 60000 btime 60000");
+    let lines = s.until("bestmove", SECONDS);
+    assert_legal_in(CastlingMode::Chess960, fen960, &[], lines.last().unwrap());
+    s.send("setoption name UCI_Chess960 value false");
+    // MultiPV still shows the lines asked for.
+    s.send("setoption name MultiPV value 2");
+    s.send("setoption name UCI_Elo value 2000");
+    s.send("position startpos");
+    s.send("go wtime 60000 btime 60000");
+    let lines = s.until("bestmove", SECONDS);
+    assert!(lines.iter().any(|l| l.contains(" multipv 2 ")), "{lines:?}");
+    assert!(
+        !lines.iter().any(|l| l.contains(" multipv 3 ")),
+        "{lines:?}"
+    );
 }

@@ -7,9 +7,11 @@ pub mod history;
 pub mod movepick;
 pub mod see;
 mod shared;
+pub mod strength;
 mod worker;
 
 pub use shared::Shared;
+pub use strength::Strength;
 pub use worker::Worker;
 
 use crate::board::Board;
@@ -100,6 +102,8 @@ pub struct Job {
     pub evaluation: Evaluation,
     /// Endgame tablebases to probe, if any.
     pub tablebases: Option<Probing>,
+    /// A strength limit (`UCI_LimitStrength`), or none for full strength.
+    pub strength: Option<Strength>,
 }
 
 impl Job {
@@ -117,7 +121,17 @@ impl Job {
             multipv: 1,
             evaluation,
             tablebases: None,
+            strength: None,
         }
+    }
+
+    /// Plays at `strength`: at most its node budget for the root position, with its noise on
+    /// the evaluation and its choice among the root moves. One thread should search it: the
+    /// budget and the choice are one thread's.
+    pub fn limit_strength(&mut self, strength: Strength) {
+        let budget = strength.nodes(self.board.pos());
+        self.limits.nodes = Some(self.limits.nodes.map_or(budget, |nodes| nodes.min(budget)));
+        self.strength = Some(strength);
     }
 
     /// Gives the search `tables` to probe under `rules`. Where the root is in them, only the

@@ -200,6 +200,7 @@ impl Player {
             multipv: 1,
             evaluation: self.evaluation.clone(),
             tablebases: None,
+            strength: None,
         };
         let shared = Shared::new(1);
         self.tt.new_search();

@@ -8,6 +8,7 @@ mod qsearch;
 
 use super::history::{Continuations, Memory};
 use super::see::see_ge;
+use super::strength::CANDIDATES;
 use super::{Iteration, Job, Listener, Progress, Shared};
 use crate::board::Board;
 use crate::eval::correction::Keys;
@@ -103,6 +104,9 @@ pub struct Worker<'a> {
     /// Positions with at most this many pieces are probed in the tablebases (0: none).
     tb_cardinality: usize,
     tb_hits: u64,
+    /// `go nodes` (or a strength's budget) where this is the only thread: its own count is
+    /// the total, so it is checked at every node rather than every 1024.
+    own_node_limit: Option<u64>,
 }
 
 impl<'a> Worker<'a> {
@@ -122,8 +126,13 @@ impl<'a> Worker<'a> {
             shared,
             job,
             listener,
-            // Helpers only fill the table: one line each is enough.
-            multipv: if id == 0 { job.multipv.max(1) } else { 1 },
+            // Helpers only fill the table: one line each is enough. A strength limit chooses
+            // among the best root moves, so it needs their lines.
+            multipv: match (id, job.strength) {
+                (0, Some(_)) => job.multipv.max(CANDIDATES),
+                (0, None) => job.multipv.max(1),
+                _ => 1,
+            },
             excluded: Vec::new(),
             memory,
             lmr: lmr_table(),
@@ -140,6 +149,7 @@ impl<'a> Worker<'a> {
             evaluator: job.evaluation.evaluator(job.board.pos()),
             tb_cardinality: job.tablebases.as_ref().map_or(0, Probing::cardinality),
             tb_hits: 0,
+            own_node_limit: job.limits.nodes.filter(|_| shared.threads() == 1),
         }
     }
 
@@ -190,6 +200,8 @@ impl<'a> Worker<'a> {
         }
         // How many iterations in a row have kept the same best move.
         let mut stability = 0;
+        // The lines of the last complete iteration, best first.
+        let mut complete: Vec<Iteration> = Vec::new();
         while depth <= max_depth {
             // Helpers search odd threads one ply deeper, so threads spread over two depths.
             let search_depth = if self.id % 2 == 1 && depth < max_depth {
@@ -244,10 +256,12 @@ impl<'a> Worker<'a> {
             self.publish_nodes();
             if let Some(listener) = self.listener {
                 let progress = self.progress();
-                for (i, line) in lines.iter().enumerate() {
+                // The lines asked for; a strength limit searches more than it shows.
+                for (i, line) in lines.iter().enumerate().take(self.job.multipv.max(1)) {
                     listener.iteration(i + 1, line, &progress);
                 }
             }
+            complete = lines;
             let score = result.score;
             let report = IterationReport {
                 stable_iterations: stability,
@@ -274,6 +288,14 @@ impl<'a> Worker<'a> {
             depth = search_depth + 1;
         }
         self.publish_nodes();
+        // A strength limit plays the line its choice falls on; the best line as the search
+        // left it (perhaps from a deeper, unfinished iteration) where that is the best one.
+        if let Some(strength) = self.job.strength {
+            let chosen = strength.choose(&complete, self.board.pos(), self.board.key());
+            if chosen > 0 {
+                result = complete[chosen].clone();
+            }
+        }
         result
     }
 
@@ -420,8 +442,15 @@ impl<'a> Worker<'a> {
     }
 
     /// Counts a node and decides whether to stop: every thread obeys the shared flag; the
-    /// main thread also watches the clock and the node limit every 1024 nodes.
+    /// main thread also watches the clock and the node limit every 1024 nodes, and a lone
+    /// thread its node limit at every node.
     fn count_node(&mut self) -> bool {
+        // The node that would pass the limit is not searched.
+        if self.own_node_limit.is_some_and(|limit| self.nodes >= limit) {
+            self.shared.stop();
+            self.stopped = true;
+            return true;
+        }
         self.nodes += 1;
         if self.nodes.is_multiple_of(1024) {
             self.publish_nodes();
@@ -473,7 +502,11 @@ impl<'a> Worker<'a> {
     /// The static evaluation of the current position from the side to move, kept clear of
     /// the decisive range (and of the table's 16 bits) whatever a network says.
     fn evaluate(&self) -> i32 {
-        let score = self.evaluator.evaluate(self.board.pos());
+        let pos = self.board.pos();
+        let mut score = self.evaluator.evaluate(pos);
+        if let Some(strength) = self.job.strength {
+            score += strength.noise(pos, self.board.key());
+        }
         score.clamp(-DECISIVE + 1, DECISIVE - 1)
     }
 
