@@ -6,8 +6,13 @@ at 100 ms), and appends the result
 to scripts/strength-results.csv. Stop datagen first: the cores must be quiet.
 
     python3 scripts/strength_calibration.py --elo 1350 --games 100 --tc 10+0.1 --seed 3101 \\
-        [--ferrite target/release/ferrite] [--stockfish /usr/games/stockfish] \\
+        [--setting 1725 --ferrite ferrite-tune] [--stockfish /usr/games/stockfish] \\
         [--csv scripts/strength-results.csv] [--log-only LOG]
+
+--setting measures a point of the settings scale for level X before the table holds it: it
+needs a build with `--features tune`, whose `Strength Setting` option makes level X play at
+that setting (and as level X in all else), so the games are those of a build whose table maps
+X to that setting.
 
 --log-only reads the summary of a fastchess log (and its PGN beside it) that the same command
 wrote, instead of playing. scripts/strength_plot.py draws the CSV.
@@ -44,12 +49,14 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=100)
     parser.add_argument("--tc", default="10+0.1")
     parser.add_argument("--seed", type=int, required=True)
+    parser.add_argument("--setting", type=int, help="the setting to play level X at "
+                        "(a tuning build); the table's setting for X without it")
     parser.add_argument("--ferrite", default="target/release/ferrite")
     parser.add_argument("--stockfish", default="/usr/games/stockfish")
     parser.add_argument("--csv", default=os.path.join(HERE, "strength-results.csv"))
     parser.add_argument("--log-only", help="read this fastchess log instead of playing")
     args = parser.parse_args()
-    name = f"strength-{args.elo}-{args.tc}"
+    name = f"strength-{args.elo}-{args.tc}" + (f"-s{args.setting}" if args.setting else "")
     log_path = args.log_only or f"{name}.log"
     pgn_path = os.path.splitext(log_path)[0] + ".pgn"
     if not args.log_only:
@@ -58,6 +65,7 @@ def main() -> None:
             "-pgnout", f"file={pgn_path}",
             "-engine", f"cmd={os.path.abspath(args.ferrite)}", f"name=ferrite-{args.elo}",
             "option.UCI_LimitStrength=true", f"option.UCI_Elo={args.elo}",
+            *([f"option.Strength Setting={args.setting}"] if args.setting else []),
             "-engine", f"cmd={args.stockfish}", f"name=sf-{args.elo}",
             "option.UCI_LimitStrength=true", f"option.UCI_Elo={args.elo}",
             # At its default 10 ms Stockfish lost 26-44% of the games on time here.
@@ -69,7 +77,7 @@ def main() -> None:
             subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, check=True)
     with open(log_path) as f:
         result = summary(f.read())
-    row = {"level": args.elo, "tc": args.tc, **result,
+    row = {"level": args.elo, "setting": args.setting or "table", "tc": args.tc, **result,
            "time_losses": time_losses(pgn_path), "seed": args.seed}
     new = not os.path.exists(args.csv)
     with open(args.csv, "a", newline="") as f:

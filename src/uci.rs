@@ -7,6 +7,8 @@ use crate::board::Board;
 use crate::eval::nnue::Network;
 use crate::eval::Evaluation;
 use crate::search::history::Memory;
+#[cfg(feature = "tune")]
+use crate::search::strength::SETTING_MAX;
 use crate::search::strength::{ELO_MAX, ELO_MIN};
 use crate::search::{Iteration, Job, Listener, Progress, Strength};
 use crate::syzygy::{ProbeRules, Syzygy};
@@ -66,6 +68,10 @@ pub struct Engine {
     /// `UCI_LimitStrength` and `UCI_Elo`: play at that level rather than at full strength.
     limit_strength: bool,
     elo: i32,
+    /// A tuning build's `Strength Setting`: the point of the settings scale a limited strength
+    /// plays at instead of its level's (0: the level's), which is how the calibration measures
+    /// settings. Always 0 in other builds.
+    strength_setting: u32,
     /// Fixes a limited strength's evaluation noise and choices for one game; drawn anew by
     /// each `ucinewgame`.
     game_seed: u64,
@@ -191,6 +197,7 @@ impl Engine {
             evaluation: Evaluation::built_in(),
             limit_strength: false,
             elo: ELO_MIN,
+            strength_setting: 0,
             game_seed: fresh_seed(),
             syzygy: None,
             probe_rules: ProbeRules::default(),
@@ -309,6 +316,11 @@ impl Engine {
         say("option name UCI_LimitStrength type check default false");
         say(&format!(
             "option name UCI_Elo type spin default {ELO_MIN} min {ELO_MIN} max {ELO_MAX}"
+        ));
+        #[cfg(feature = "tune")]
+        say(&format!(
+            "option name Strength Setting type spin default 0 min 0 max {}",
+            SETTING_MAX as u32 + 500
         ));
         #[cfg(feature = "tune")]
         for p in crate::params::ALL {
@@ -525,6 +537,13 @@ impl Engine {
                     self.set_strength(self.limit_strength, elo as i32);
                 }
             }
+            #[cfg(feature = "tune")]
+            "strength setting" => {
+                if let Some(setting) = number(0, SETTING_MAX as u64 + 500) {
+                    self.strength_setting = setting as u32;
+                    self.new_game();
+                }
+            }
             "save hash" => self.save_hash(),
             "load hash" => self.load_hash(),
             _ => search_parameter(&name, text),
@@ -674,7 +693,11 @@ impl Engine {
         // A limited strength is one thread's node budget and choice.
         let mut threads = self.threads;
         if self.limit_strength {
-            job.limit_strength(Strength::new(self.elo, self.game_seed));
+            let strength = Strength::new(self.elo, self.game_seed);
+            job.limit_strength(match self.strength_setting {
+                0 => strength,
+                setting => strength.at_setting(f64::from(setting)),
+            });
             threads = 1;
         }
         let (mode, debug) = (self.mode(), self.debug);

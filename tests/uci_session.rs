@@ -185,7 +185,7 @@ fn every_option_is_announced_with_type_default_and_range() {
         "option name Move Overhead type spin default 30 min 0 max 5000",
         "option name UCI_Chess960 type check default false",
         "option name UCI_LimitStrength type check default false",
-        "option name UCI_Elo type spin default 1350 min 1350 max 2850",
+        "option name UCI_Elo type spin default 1350 min 1350 max 2150",
     ] {
         assert!(
             lines.iter().any(|l| l == expected),
@@ -671,7 +671,7 @@ fn limited_strength_searches_its_budget_and_shows_the_move_it_plays() {
         lines
             .iter()
             .filter(|l| l.starts_with(
-                "info string error: option 'uci_elo' takes a whole number from 1350 to 2850"
+                "info string error: option 'uci_elo' takes a whole number from 1350 to 2150"
             ))
             .count(),
         2,

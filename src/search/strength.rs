@@ -15,8 +15,8 @@
 //! What it must always do: a proven mate or tablebase result is played at once, and with a
 //! lone king on the board (KQ v K, KR v K and the like) it searches at least
 //! `LONE_KING_NODES` with neither noise nor temperature, so every level converts them.
-//! The numbers are being fitted to Stockfish 15.1's `UCI_Elo` scale at 10+0.1
-//! (docs/strength.md, which says how far that stands).
+//! Each level is fitted in games to Stockfish 15.1's `UCI_Elo` scale at 10+0.1
+//! (docs/strength.md has the table, the games and how to redo them).
 
 use super::see::see_ge;
 use super::Iteration;
@@ -24,81 +24,80 @@ use crate::rng::mix;
 use crate::types::DECISIVE;
 use shakmaty::{Chess, Color, Move, Position};
 
-/// The range of `UCI_Elo`: the scale it is calibrated on, Stockfish 15.1's `UCI_Elo`.
+/// The range of `UCI_Elo`: the part of Stockfish 15.1's `UCI_Elo` scale that the calibration
+/// covers.
 pub const ELO_MIN: i32 = 1350;
-pub const ELO_MAX: i32 = 2850;
+pub const ELO_MAX: i32 = 2150;
 /// Root moves considered for the choice (a MultiPV search of at least this many lines).
 pub const CANDIDATES: usize = 4;
-/// The node budget at `ELO_MIN`, and how many Elo points double it.
+/// The scale of settings that the weakening is given on: at `SETTING_MIN` the least nodes and
+/// the most noise, temperature and loss, at `SETTING_MAX` and above none of them.
+pub const SETTING_MIN: f64 = 1350.0;
+pub const SETTING_MAX: f64 = 2850.0;
+/// The node budget at `SETTING_MIN`, and how many points of the scale double it.
 const NODES_AT_MIN: f64 = 250.0;
-const ELO_PER_DOUBLING: f64 = 150.0;
-/// Evaluation noise at `ELO_MIN` in centipawns (+-), falling linearly to none at `ELO_MAX`.
+const POINTS_PER_DOUBLING: f64 = 150.0;
+/// Evaluation noise at `SETTING_MIN` in centipawns (+-), falling linearly to none at the top.
 const NOISE_AT_MIN: i32 = 70;
-/// The choice's temperature at `ELO_MIN` in centipawns, falling linearly to none at `ELO_MAX`.
+/// The choice's temperature at `SETTING_MIN` in centipawns, falling linearly to none.
 const TEMPERATURE_AT_MIN: i32 = 45;
-/// The most a chosen move may lose against the best, at `ELO_MIN` and at `ELO_MAX`.
+/// The most a chosen move may lose against the best, at the bottom and at the top.
 const MAX_LOSS_AT_MIN: i32 = 300;
 const MAX_LOSS_AT_MAX: i32 = 60;
-/// The calibration against Stockfish 15.1's `UCI_Elo` at 10+0.1 (docs/strength.md): for each
-/// level, the setting that scores about 50% against Stockfish at that level. Levels between
-/// are interpolated. Provisional: only the first row rests on games (20 against Stockfish at
-/// 1350 with its Move Overhead at 100 ms); the rest extrapolate 20-game probes.
+/// The calibration against Stockfish 15.1's `UCI_Elo` at 10+0.1 (docs/strength.md): each
+/// level and the setting that scored 50% within its error bar in 100 games against Stockfish
+/// at that level. Levels between are interpolated. The top plays at full judgement with at
+/// most 256,000 nodes a move (about what the clock allows at 10+0.1).
 const CALIBRATION: [(i32, f64); 5] = [
     (1350, 1725.0),
-    (1725, 2150.0),
-    (2100, 2600.0),
-    (2475, 2850.0),
-    (2850, 3100.0),
+    (1625, 2060.0),
+    (1875, 2400.0),
+    (2000, 2600.0),
+    (2150, 2850.0),
 ];
 /// The least a search with a lone king on the board may search, at every level.
 pub const LONE_KING_NODES: u64 = 5_000;
 
-/// A strength level and the game's random seed (which fixes the evaluation's noise and the
-/// choice's draws for the game).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// A strength level, the setting it plays at, and the game's random seed (which fixes the
+/// evaluation's noise and the choice's draws for the game).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Strength {
     elo: i32,
+    setting: f64,
     seed: u64,
 }
 
 impl Strength {
-    /// The level `elo`, which must lie in `ELO_MIN..=ELO_MAX` (UCI refuses others), for a game
-    /// seeded with `seed`.
+    /// The level `elo`, held to `ELO_MIN..=ELO_MAX` (UCI refuses others), at the setting the
+    /// calibration gives it, for a game seeded with `seed`.
     pub fn new(elo: i32, seed: u64) -> Strength {
+        let elo = elo.clamp(ELO_MIN, ELO_MAX);
         Strength {
-            elo: elo.clamp(ELO_MIN, ELO_MAX),
+            elo,
+            setting: calibrated_setting(elo),
             seed,
         }
+    }
+
+    /// The same level at another setting: how the calibration measures a setting (a tuning
+    /// build's `Strength Setting` option), everything else as the level plays.
+    pub fn at_setting(self, setting: f64) -> Strength {
+        Strength { setting, ..self }
     }
 
     pub fn elo(&self) -> i32 {
         self.elo
     }
 
-    /// The setting the level plays at: the point of the scale that the node budget, noise,
-    /// temperature and loss bound are computed for, interpolated in `CALIBRATION`.
-    fn setting(&self) -> f64 {
-        let elo = f64::from(self.elo);
-        let mut below = CALIBRATION[0];
-        for &above in &CALIBRATION[1..] {
-            if elo <= f64::from(above.0) {
-                let t = (elo - f64::from(below.0)) / f64::from(above.0 - below.0);
-                return below.1 + t * (above.1 - below.1);
-            }
-            below = above;
-        }
-        below.1
-    }
-
     /// How weak the setting is, from 0.0 (the top of the scale or above) to 1.0 (its bottom).
     fn weakness(&self) -> f64 {
-        ((f64::from(ELO_MAX) - self.setting()) / f64::from(ELO_MAX - ELO_MIN)).clamp(0.0, 1.0)
+        ((SETTING_MAX - self.setting) / (SETTING_MAX - SETTING_MIN)).clamp(0.0, 1.0)
     }
 
     /// The nodes a move at this level in `pos`.
     pub fn nodes(&self, pos: &Chess) -> u64 {
-        let above_min = self.setting() - f64::from(ELO_MIN);
-        let budget = (NODES_AT_MIN * 2f64.powf(above_min / ELO_PER_DOUBLING)) as u64;
+        let above_min = self.setting - SETTING_MIN;
+        let budget = (NODES_AT_MIN * 2f64.powf(above_min / POINTS_PER_DOUBLING)) as u64;
         if has_lone_king(pos) {
             budget.max(LONE_KING_NODES)
         } else {
@@ -159,6 +158,20 @@ impl Strength {
         }
         0
     }
+}
+
+/// The setting of level `elo`, interpolated in `CALIBRATION`.
+fn calibrated_setting(elo: i32) -> f64 {
+    let elo = f64::from(elo);
+    let mut below = CALIBRATION[0];
+    for &above in &CALIBRATION[1..] {
+        if elo <= f64::from(above.0) {
+            let t = (elo - f64::from(below.0)) / f64::from(above.0 - below.0);
+            return below.1 + t * (above.1 - below.1);
+        }
+        below = above;
+    }
+    below.1
 }
 
 /// Whether playing `mv` in `pos` leaves the opponent a mate in one, or a capture of our queen
@@ -246,26 +259,35 @@ mod tests {
     #[test]
     fn the_node_budget_doubles_with_the_setting_and_has_a_floor_with_a_lone_king() {
         let middlegame = pos(MIDDLEGAME);
-        let nodes = |elo: i32| Strength::new(elo, 1).nodes(&middlegame);
+        let at = |setting: f64| {
+            Strength::new(ELO_MIN, 1)
+                .at_setting(setting)
+                .nodes(&middlegame)
+        };
+        assert_eq!(at(SETTING_MIN), NODES_AT_MIN as u64);
+        assert_eq!(
+            at(SETTING_MIN + POINTS_PER_DOUBLING),
+            2 * NODES_AT_MIN as u64
+        );
+        assert!(at(SETTING_MAX) > 500 * at(SETTING_MIN));
         // The calibration's levels play at their settings, and the levels between at settings
-        // between theirs.
+        // between theirs: more nodes at every step up.
+        let nodes = |elo: i32| Strength::new(elo, 1).nodes(&middlegame);
         for &(elo, setting) in &CALIBRATION {
-            let expected =
-                NODES_AT_MIN * 2f64.powf((setting - f64::from(ELO_MIN)) / ELO_PER_DOUBLING);
-            assert_eq!(nodes(elo), expected as u64, "{elo}");
+            assert_eq!(nodes(elo), at(setting), "{elo}");
         }
         let levels: Vec<u64> = (ELO_MIN..=ELO_MAX).step_by(25).map(nodes).collect();
         assert!(levels.windows(2).all(|w| w[0] < w[1]), "{levels:?}");
-        assert!(nodes(ELO_MAX) > 500 * nodes(ELO_MIN));
         assert_eq!(Strength::new(ELO_MIN, 1).nodes(&pos(KRK)), LONE_KING_NODES);
         // Out-of-range levels are held to the range.
         assert_eq!(Strength::new(0, 1), Strength::new(ELO_MIN, 1));
+        assert_eq!(Strength::new(9999, 1), Strength::new(ELO_MAX, 1));
     }
 
     #[test]
     fn the_noise_is_fixed_for_a_position_and_a_game_and_falls_with_the_level() {
         let middlegame = pos(MIDDLEGAME);
-        let low = Strength::new(ELO_MIN, 7);
+        let low = Strength::new(ELO_MIN, 7).at_setting(SETTING_MIN);
         let noises: Vec<i32> = (0..2000u64)
             .map(|key| low.noise(&middlegame, key))
             .collect();
@@ -274,19 +296,20 @@ mod tests {
         assert!(noises.iter().any(|&n| n < -NOISE_AT_MIN / 2));
         // The same position in the same game: the same noise; another game: another.
         assert_eq!(low.noise(&middlegame, 42), low.noise(&middlegame, 42));
-        let other_game = Strength::new(ELO_MIN, 8);
+        let other_game = Strength::new(ELO_MIN, 8).at_setting(SETTING_MIN);
         assert!((0..100u64).any(|k| other_game.noise(&middlegame, k) != low.noise(&middlegame, k)));
         // Narrower higher up, none at the top, none with a lone king.
-        let mid = Strength::new((ELO_MIN + ELO_MAX) / 2, 7);
+        let mid = low.at_setting((SETTING_MIN + SETTING_MAX) / 2.0);
         assert!((0..2000u64).all(|k| mid.noise(&middlegame, k).abs() <= NOISE_AT_MIN / 2));
-        assert!((0..100u64).all(|k| Strength::new(ELO_MAX, 7).noise(&middlegame, k) == 0));
+        let top = low.at_setting(SETTING_MAX);
+        assert!((0..100u64).all(|k| top.noise(&middlegame, k) == 0));
         assert!((0..100u64).all(|k| low.noise(&pos(KRK), k) == 0));
     }
 
     #[test]
     fn the_choice_spreads_over_close_moves_and_never_takes_a_losing_one() {
         let middlegame = pos(MIDDLEGAME);
-        let low = Strength::new(ELO_MIN, 3);
+        let low = Strength::new(ELO_MIN, 3).at_setting(SETTING_MIN);
         // Two close moves, one that drops a piece, one that is mated.
         let close = lines(&[30, 10, 30 - 320, -MATE + 4]);
         let mut picked = [0; 4];
@@ -326,7 +349,7 @@ mod tests {
         let mating = lines(&[MATE - 5, 20, 10]);
         assert!((0..1000u64).all(|k| low.choose(&mating, &middlegame, k) == 0));
         assert!((0..1000u64).all(|k| low.choose(&close, &pos(KRK), k) == 0));
-        let top = Strength::new(ELO_MAX, 3);
+        let top = low.at_setting(SETTING_MAX);
         assert!((0..1000u64).all(|k| top.choose(&close, &middlegame, k) == 0));
     }
 }
