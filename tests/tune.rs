@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Session, SECONDS};
+use common::{info_nodes, Session, SECONDS};
 
 fn last_nodes(lines: &[String]) -> u64 {
     let info = lines
@@ -12,11 +12,7 @@ fn last_nodes(lines: &[String]) -> u64 {
         .rev()
         .find(|l| l.starts_with("info depth"))
         .expect("an info line");
-    info.split(" nodes ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .expect("a node count")
+    info_nodes(info)
 }
 
 /// Every search parameter is a spin option that takes values in its range and refuses others.

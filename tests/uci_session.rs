@@ -3,7 +3,7 @@
 use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Position};
 mod common;
 
-use common::{Session, PROMPT, SECONDS};
+use common::{info_nodes, Session, PROMPT, SECONDS};
 use std::time::{Duration, Instant};
 
 fn assert_legal(fen: &str, moves: &[&str], bestmove_line: &str) {
@@ -693,15 +693,7 @@ fn limited_strength_searches_its_budget_and_shows_the_move_it_plays() {
         assert!(last.contains(&format!(" pv {played}")), "{lines:?}");
         for info in &infos {
             assert!(info.contains(" multipv 1 "), "{lines:?}");
-            let nodes: u64 = info
-                .split(" nodes ")
-                .nth(1)
-                .unwrap()
-                .split(' ')
-                .next()
-                .unwrap()
-                .parse()
-                .unwrap();
+            let nodes = info_nodes(info);
             assert!(nodes <= 2500, "{lines:?}");
         }
         let moves: Vec<&str> = moves.split_whitespace().skip(1).collect();
@@ -717,15 +709,7 @@ fn limited_strength_searches_its_budget_and_shows_the_move_it_plays() {
         .rev()
         .find(|l| l.starts_with("info depth"))
         .unwrap();
-    let nodes: u64 = last
-        .split(" nodes ")
-        .nth(1)
-        .unwrap()
-        .split(' ')
-        .next()
-        .unwrap()
-        .parse()
-        .unwrap();
+    let nodes = info_nodes(last);
     assert!(nodes <= 2500, "{lines:?}");
     assert_legal(START, &["d2d4"], lines.last().unwrap());
     // Pondering: the search waits for ponderhit, then plays a legal move.

@@ -151,3 +151,12 @@ impl Drop for Session {
         let _ = self.child.wait();
     }
 }
+
+/// The node count of an `info` line.
+pub fn info_nodes(line: &str) -> u64 {
+    line.split(" nodes ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no node count in {line}"))
+}
