@@ -124,6 +124,9 @@ params! {
     tm_node_base = 100, 100..=300;
     /// Time by node share: how much a dominant best move shortens the think, per unit of share.
     tm_node_slope = 0, 0..=250;
+    /// The soft deadline (no new iteration after it), in percent of the move's share of the
+    /// clock (what is left over the moves to go, plus three quarters of the increment).
+    tm_soft_percent = 60, 30..=90;
 }
 
 /// The parameters as OpenBench's SPSA input: `name, int, value, min, max, step, rate`.

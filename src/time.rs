@@ -104,7 +104,8 @@ impl TimePlan {
             } else {
                 available / 2
             };
-            let soft = (share / 10 * 6).min(cap).max(1);
+            let soft_percent = u64::from(params::tm_soft_percent().unsigned_abs());
+            let soft = (share.saturating_mul(soft_percent) / 100).min(cap).max(1);
             let hard = share.saturating_mul(3).min(cap).max(soft);
             plan.soft = Some(plan.soft.map_or(ms(soft), |s| s.min(ms(soft))));
             plan.hard = Some(plan.hard.map_or(ms(hard), |h| h.min(ms(hard))));
