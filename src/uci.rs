@@ -7,8 +7,6 @@ use crate::board::Board;
 use crate::eval::nnue::Network;
 use crate::eval::Evaluation;
 use crate::search::history::Memory;
-#[cfg(feature = "tune")]
-use crate::search::strength::SETTING_MAX;
 use crate::search::strength::{ELO_MAX, ELO_MIN};
 use crate::search::{Iteration, Job, Listener, Progress, Strength};
 use crate::syzygy::{ProbeRules, Syzygy};
@@ -48,6 +46,10 @@ const COMMANDS: [&str; 12] = [
 const OVERHEAD_DEFAULT: u64 = 30;
 const OVERHEAD_MAX: u64 = 5000;
 const PROBE_DEPTH_MAX: i32 = 100;
+/// A tuning build's `Strength Setting` reaches past the top of the settings scale, where the
+/// node budget keeps growing.
+#[cfg(feature = "tune")]
+const STRENGTH_SETTING_MAX: u32 = crate::search::strength::SETTING_MAX as u32 + 500;
 /// The largest Syzygy tables published have seven pieces.
 const PROBE_LIMIT_MAX: usize = 7;
 
@@ -319,8 +321,7 @@ impl Engine {
         ));
         #[cfg(feature = "tune")]
         say(&format!(
-            "option name Strength Setting type spin default 0 min 0 max {}",
-            SETTING_MAX as u32 + 500
+            "option name Strength Setting type spin default 0 min 0 max {STRENGTH_SETTING_MAX}"
         ));
         #[cfg(feature = "tune")]
         for p in crate::params::ALL {
@@ -539,7 +540,7 @@ impl Engine {
             }
             #[cfg(feature = "tune")]
             "strength setting" => {
-                if let Some(setting) = number(0, SETTING_MAX as u64 + 500) {
+                if let Some(setting) = number(0, u64::from(STRENGTH_SETTING_MAX)) {
                     self.strength_setting = setting as u32;
                     self.new_game();
                 }

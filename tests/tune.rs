@@ -4,16 +4,7 @@
 
 mod common;
 
-use common::{info_nodes, Session, SECONDS};
-
-fn last_nodes(lines: &[String]) -> u64 {
-    let info = lines
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .expect("an info line");
-    info_nodes(info)
-}
+use common::{info_nodes, last_info, Session, SECONDS};
 
 /// Every search parameter is a spin option that takes values in its range and refuses others.
 #[test]
@@ -51,7 +42,7 @@ fn strength_setting_overrides_the_levels_setting() {
     let nodes = |s: &mut Session| {
         s.send("position startpos moves e2e4 e7e5");
         s.send("go wtime 60000 btime 60000");
-        last_nodes(&s.until("bestmove", SECONDS))
+        info_nodes(last_info(&s.until("bestmove", SECONDS)))
     };
     let at_level = nodes(&mut s);
     s.send("setoption name Strength Setting value 1350");

@@ -3,7 +3,7 @@
 use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Position};
 mod common;
 
-use common::{info_nodes, Session, PROMPT, SECONDS};
+use common::{info_nodes, last_info, Session, PROMPT, SECONDS};
 use std::time::{Duration, Instant};
 
 fn assert_legal(fen: &str, moves: &[&str], bestmove_line: &str) {
@@ -704,12 +704,7 @@ fn limited_strength_searches_its_budget_and_shows_the_move_it_plays() {
     s.send("position startpos moves d2d4");
     s.send("go wtime 60000 btime 60000");
     let lines = s.until("bestmove", SECONDS);
-    let last = lines
-        .iter()
-        .rev()
-        .find(|l| l.starts_with("info depth"))
-        .unwrap();
-    let nodes = info_nodes(last);
+    let nodes = info_nodes(last_info(&lines));
     assert!(nodes <= 2500, "{lines:?}");
     assert_legal(START, &["d2d4"], lines.last().unwrap());
     // Pondering: the search waits for ponderhit, then plays a legal move.

@@ -152,6 +152,15 @@ impl Drop for Session {
     }
 }
 
+/// The last `info depth` line of a search's output.
+pub fn last_info(lines: &[String]) -> &str {
+    lines
+        .iter()
+        .rev()
+        .find(|l| l.starts_with("info depth"))
+        .expect("an info depth line")
+}
+
 /// The node count of an `info` line.
 pub fn info_nodes(line: &str) -> u64 {
     line.split(" nodes ")
