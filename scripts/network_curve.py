@@ -2,7 +2,10 @@
 """Draws the network's strength against the hand-crafted evaluation by training positions,
 from scripts/network-results.csv (one row per network match), as an SVG with error bars (an
 empty error, as after a match without a win, draws none),
-one series per hidden-layer size. Needs only the standard library.
+one series per hidden-layer size. A row played against another network (its `opponent`) is
+placed by adding that network's own Elo against the hand-crafted evaluation, its error bar
+widened by the opponent's (independent errors add in quadrature). Needs only the standard
+library.
 
     python3 scripts/network_curve.py [--csv scripts/network-results.csv] [--out curve.svg]
 """
@@ -15,6 +18,23 @@ WIDTH, HEIGHT, MARGIN = 640, 400, 60
 COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
 
 
+def against_hand_crafted(row: dict, rows: list, seen: tuple = ()) -> tuple:
+    """(Elo, error) of a row's network against the hand-crafted evaluation, through the chain
+    of opponents; the opponent's row is the last one naming it as its network."""
+    elo, err = float(row["elo"]), float(row["error"] or 0)
+    opponent = row["opponent"]
+    if opponent == "hand-crafted":
+        return elo, err
+    if opponent in seen:
+        raise SystemExit(f"network-results.csv: opponents go round in a circle at {opponent}")
+    found = [r for r in rows if r["network"] == opponent]
+    if not found:
+        raise SystemExit(f"network-results.csv: {row['network']} was played against "
+                         f"{opponent}, which has no row of its own")
+    base, base_err = against_hand_crafted(found[-1], rows, seen + (opponent,))
+    return base + elo, math.hypot(err, base_err)
+
+
 def main() -> None:
     here = os.path.dirname(os.path.abspath(__file__))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -25,7 +45,7 @@ def main() -> None:
         rows = list(csv.DictReader(f))
     if not rows:
         raise SystemExit(f"{args.csv}: no results")
-    points = [(int(r["positions"]), float(r["elo"]), float(r["error"] or 0), int(r["hidden"]))
+    points = [(int(r["positions"]), *against_hand_crafted(r, rows), int(r["hidden"]))
               for r in rows]
     xs = [math.log10(p) for p, _, _, _ in points]
     x_lo, x_hi = math.floor(min(xs)), math.ceil(max(xs) + 1e-9)
