@@ -158,15 +158,17 @@ enum Command {
         /// on a-d (mirrored inputs are the default).
         #[arg(long)]
         plain_inputs: bool,
-        #[arg(long, default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..))]
+        /// Passes over the training positions (the defaults of the schedule are the recipe
+        /// measured in games, docs/network.md).
+        #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..))]
         epochs: u64,
         #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..))]
         batch_size: u64,
         /// The learning rate of the first epoch.
-        #[arg(long, default_value_t = 0.001)]
+        #[arg(long, default_value_t = 0.002)]
         lr: f32,
         /// The last epoch's learning rate as a fraction of --lr (a cosine in between).
-        #[arg(long, default_value_t = 0.05)]
+        #[arg(long, default_value_t = 0.01)]
         final_lr: f32,
         /// AdamW's decoupled weight decay, on every weight and bias.
         #[arg(long, default_value_t = 0.3)]
