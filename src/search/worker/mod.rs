@@ -31,6 +31,11 @@ const DEPTH_EVAL_ONLY: i32 = -1;
 /// Root moves are reported as `currmove` only once the search has run this long.
 const CURRMOVE_AFTER_MS: u128 = 3000;
 
+/// From this halfmove clock on, a table score no longer cuts a search off: it was found where
+/// the fifty-move rule was further away, and a win it promises may now be a draw by that rule
+/// before it can be made (Stockfish stops at the same count).
+const TABLE_CUT_HALFMOVE_LIMIT: u32 = 90;
+
 #[derive(Clone, Copy, Default)]
 struct Frame {
     static_eval: i32,
@@ -547,6 +552,12 @@ impl<'a> Worker<'a> {
         Some(hit)
     }
 
+    /// Whether a table score may stand for a search of the current position, where its bound
+    /// and depth allow: not once the fifty-move rule is close (`TABLE_CUT_HALFMOVE_LIMIT`).
+    pub(super) fn table_may_cut(&self) -> bool {
+        self.board.pos().halfmoves() < TABLE_CUT_HALFMOVE_LIMIT
+    }
+
     /// What the current position's evaluation correction is looked up by.
     pub(super) fn correction_keys(&self, ply: usize) -> Keys {
         Keys::of(&self.board, self.continuations(ply))
@@ -665,6 +676,37 @@ mod tests {
             let score = worker.probe_tt(key, 2).unwrap().score;
             assert_eq!(score == mate, trusted, "halfmoves {halfmoves}: {score}");
             assert!(score > 0 && (trusted || score == DECISIVE - 1));
+        }
+    }
+
+    #[test]
+    fn no_table_score_cuts_near_the_fifty_move_rule() {
+        let shared = Shared::new(1);
+        let mut memory = Memory::default();
+        // The start position, whose search stays far below 100, with a table entry claiming
+        // at least 300 from a deeper search.
+        for (halfmoves, cut) in [(0, true), (89, true), (90, false), (95, false)] {
+            let b = board(&format!(
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - {halfmoves} 60"
+            ));
+            let tt = Tt::new(1).unwrap();
+            tt.store(&Record {
+                key: b.key(),
+                ply: 1,
+                mv: 0,
+                score: 300,
+                raw_eval: 0,
+                depth: 10,
+                bound: Bound::Lower,
+            });
+            let job = Job::fixed_depth(b, 2, Evaluation::built_in());
+            let mut worker = Worker::new(0, &job, &tt, &shared, None, &mut memory);
+            let score = worker.negamax(100, 101, 2, 1, false);
+            // Near the rule the entry may still inform the node's evaluation, but the node
+            // searches (or prunes) on its own: no cutoff is taken anywhere.
+            let expected = if cut { (1, Some(300)) } else { (0, None) };
+            let got = (worker.stats.cutoffs, cut.then_some(score));
+            assert_eq!(got, expected, "halfmoves {halfmoves}");
         }
     }
 

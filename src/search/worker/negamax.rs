@@ -143,6 +143,7 @@ impl Worker<'_> {
         let hit = self.probe_tt(key, ply);
         self.stats.record_probe(hit.is_some());
         if let Some(hit) = hit {
+            // Near the fifty-move rule no table score stands (`table_may_cut`).
             // PV nodes search on: a table score carries no repetition or fifty-move context of
             // this line and would cut the PV short. The one exception is an exact entry deeper
             // than this whole iteration, which only an earlier search (a previous move, or a
@@ -150,6 +151,7 @@ impl Worker<'_> {
             // analysis with shallower results along the PV.
             // The entry speaks for all moves, so a search without one of them cannot use it.
             let usable = excluded.is_none()
+                && self.table_may_cut()
                 && (!pv_node
                     || (hit.bound == Bound::Exact && !root && hit.depth > self.root_depth));
             if usable && hit.cuts_off(depth, alpha, beta) {
