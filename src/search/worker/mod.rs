@@ -711,6 +711,22 @@ mod tests {
     }
 
     #[test]
+    fn a_later_multipv_line_leaves_the_root_entry_to_the_first() {
+        // Qxd5 wins a queen; every other move is far worse.
+        let b = board("4k3/8/8/3q4/8/8/8/3QK3 w - - 0 1");
+        let key = b.key();
+        let mut job = Job::fixed_depth(b, 6, Evaluation::built_in());
+        job.multipv = 3;
+        let tt = Tt::new(1).unwrap();
+        let shared = Shared::new(1);
+        let mut memory = Memory::default();
+        let best = Worker::new(0, &job, &tt, &shared, None, &mut memory).iterate();
+        let hit = tt.probe(key, 0).expect("the root is stored");
+        assert_eq!(hit.mv, encode_move(best.pv[0]));
+        assert_eq!(hit.depth, 6);
+    }
+
+    #[test]
     fn an_early_return_keeps_the_static_evaluation() {
         let board = Board::default();
         let key = board.key();

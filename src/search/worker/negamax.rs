@@ -558,6 +558,12 @@ impl Worker<'_> {
             bound_of(best_score, original_alpha, beta)
         };
         let best_score = best_score.min(tablebases.ceiling);
+        // A later MultiPV line searches the root without the lines before it: its result is
+        // not the position's, so neither the correction nor the table learns it (the table's
+        // move would lead the next iteration's first line with this line's move).
+        if node.root && !self.excluded.is_empty() {
+            return best_score;
+        }
         // A quiet best move's score says how far the corrected evaluation was still off, where
         // the bound does not leave that in doubt.
         let trusted = match bound {
