@@ -92,7 +92,7 @@ enum Command {
     /// or, with --check, count the games, positions and duplicate games of data files.
     Datagen {
         /// A directory, where the file is named after the evaluation, build, nodes and seed
-        /// (`net1-ec34b77-5000n-s42.vf`), or a file whose name carries the seed as `-s<seed>`.
+        /// (`net2-ec34b77-5000n-s42.vf`), or a file whose name carries the seed as `-s<seed>`.
         /// Appended to, created if missing.
         #[arg(long, required_unless_present_any = ["check", "export"], conflicts_with_all = ["check", "export"])]
         output: Option<std::path::PathBuf>,

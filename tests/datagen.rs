@@ -111,7 +111,8 @@ fn the_command_names_files_by_seed_appends_whole_games_and_counts_replayed_ones(
     names.sort();
     assert_eq!(names.len(), 2, "{names:?}");
     assert!(
-        names[0].starts_with("net1-") && names[0].ends_with("-200n-s1.vf"),
+        names[0].starts_with(&format!("{}-", ferrite::eval::nnue::BUILT_IN_NAME))
+            && names[0].ends_with("-200n-s1.vf"),
         "{names:?}"
     );
     assert!(names[1].ends_with("-200n-s2.vf"), "{names:?}");

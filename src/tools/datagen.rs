@@ -99,7 +99,7 @@ impl std::error::Error for DatagenError {}
 /// The commit this binary was built from (`build.rs`), or "unknown".
 pub const BUILD_COMMIT: &str = env!("FERRITE_COMMIT");
 
-/// A short name for the evaluation `--eval-file` names: `net1` for the built-in network
+/// A short name for the evaluation `--eval-file` names: `net2` for the built-in network
 /// (`nnue::BUILT_IN_NAME`), `hce`, or the network file's stem.
 pub fn evaluation_tag(eval_file: Option<&str>) -> String {
     match eval_file.map(str::trim) {
@@ -117,7 +117,7 @@ pub fn evaluation_tag(eval_file: Option<&str>) -> String {
 }
 
 /// Where datagen writes: in a directory, a file named after the evaluation, the build, the
-/// nodes a move and the seed (`net1-ec34b77-5000n-s42.vf`); a file named by the caller must
+/// nodes a move and the seed (`net2-ec34b77-5000n-s42.vf`); a file named by the caller must
 /// carry the seed as `-s<seed>` followed by `-`, `.` or nothing, so that every file says which
 /// seed made it and a reused seed shows.
 pub fn output_path(

@@ -46,9 +46,9 @@ const FLAG_MIRRORED: u32 = 1;
 /// The network built into the binary: the engine's evaluation unless `EvalFile` (or
 /// `--eval-file`) names another. `nets/README.md` says how it was made and the match that
 /// admitted it.
-const BUILT_IN: &[u8] = include_bytes!("../../../nets/ferrite-net-1.nnue");
+const BUILT_IN: &[u8] = include_bytes!("../../../nets/ferrite-net-2.nnue");
 /// The built-in network's short name, as data files made with it are named.
-pub const BUILT_IN_NAME: &str = "net1";
+pub const BUILT_IN_NAME: &str = "net2";
 
 /// The output head for a position with `pieces` pieces (kings included) of `buckets` heads:
 /// equal ranges of the piece count from 2 to 32.
