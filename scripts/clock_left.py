@@ -5,9 +5,8 @@ fastchess and cutechess-cli write `{+0.31/16 0.263s}`). Standard library only.
 
     python3 scripts/clock_left.py games.pgn [more.pgn ...]
 
-Prints, per engine, its games, moves and the least clock left in seconds with the game where
-that happened; a move without a time, or a game without a parsable TimeControl, is skipped
-and counted.
+Prints, per engine, its games, timed moves and the least clock left in milliseconds with the
+game where that happened; a game without a parsable TimeControl is skipped and counted.
 """
 import re
 import sys
