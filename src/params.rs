@@ -102,6 +102,12 @@ params! {
     lmr_divisor = 225, 150..=350;
     /// Late-move reduction: history worth one ply less (or more) reduction.
     lmr_history = 10000, 4000..=20000;
+    /// After a reduced search beats alpha: a ply deeper when it beats the best score so far
+    /// by this, plus two per ply of depth.
+    deeper_margin = 40, 0..=120;
+    /// After a reduced search beats alpha: a ply shallower when it beats the best score so far
+    /// by less than this.
+    shallower_margin = 10, 0..=40;
     /// Internal iterative reduction: the least depth of a node without a table move that is
     /// searched a ply shallower.
     iir_depth = 4, 2..=8;

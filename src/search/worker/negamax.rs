@@ -380,7 +380,7 @@ impl Worker<'_> {
                     listener.current_move(depth, mv, move_count, &self.progress());
                 }
             }
-            let score = self.search_move(node, mv, &facts, extension, alpha, beta);
+            let score = self.search_move(node, mv, &facts, extension, (alpha, beta), best_score);
             if self.stopped {
                 return 0;
             }
@@ -479,14 +479,16 @@ impl Worker<'_> {
 
     /// Makes `mv`, searches it (the first move with the full window; the others with a null
     /// window, reduced if late and quiet, then again as needed) and takes it back: its score.
+    /// `best_score` is the best of the node's moves so far: how far a reduced search beats it
+    /// sets the depth of the search again.
     fn search_move(
         &mut self,
         node: &Node,
         mv: Move,
         facts: &MoveFacts,
         extension: i32,
-        alpha: i32,
-        beta: i32,
+        (alpha, beta): (i32, i32),
+        best_score: i32,
     ) -> i32 {
         let (ply, depth, pv_node, cut) = (node.ply, node.depth, node.pv_node, node.cut);
         let us = self.board.turn();
@@ -520,7 +522,15 @@ impl Worker<'_> {
             }
             let mut score = -self.negamax(-alpha - 1, -alpha, new_depth - reduction, ply + 1, true);
             if score > alpha && reduction > 0 {
-                score = -self.negamax(-alpha - 1, -alpha, new_depth, ply + 1, !cut);
+                // Far above the best so far: a ply deeper than planned; barely above it: a ply
+                // shallower, unless that is no deeper than the reduced search just made.
+                let deeper =
+                    score > best_score.saturating_add(params::deeper_margin() + 2 * new_depth);
+                let shallower = score < best_score.saturating_add(params::shallower_margin());
+                let again = new_depth + i32::from(deeper) - i32::from(shallower);
+                if again > new_depth - reduction {
+                    score = -self.negamax(-alpha - 1, -alpha, again, ply + 1, !cut);
+                }
             }
             if score > alpha && pv_node {
                 score = -self.negamax(-beta, -alpha, new_depth, ply + 1, false);
