@@ -415,6 +415,9 @@ impl Worker<'_> {
             // the result leaves out a move. With no other legal move, alpha stands.
             return best_score.max(alpha);
         }
+        if best_move.is_none() && !node.root {
+            self.reward_refuting_quiet(ply, depth);
+        }
         self.record_result(
             node,
             best_score,
@@ -658,6 +661,21 @@ impl Worker<'_> {
         } else {
             Singular::Extend(0)
         }
+    }
+
+    /// No move here reached alpha: the opponent's last move, if quiet, refuted everything we
+    /// had, and its histories rise as if it had cut off at its own node.
+    fn reward_refuting_quiet(&mut self, ply: usize, depth: i32) {
+        let Some(previous) = self.stack[ply - 1].mv.filter(|mv| !is_tactical(*mv)) else {
+            return;
+        };
+        let bonus =
+            (depth * depth * params::history_bonus_scale()).min(params::history_bonus_max());
+        let conts = self.continuations(ply - 1);
+        let them = !self.board.turn();
+        self.memory
+            .history
+            .update_quiet(them, previous, conts, bonus);
     }
 
     /// `mv` caused a cutoff. A quiet one becomes a killer and the counter to the previous
