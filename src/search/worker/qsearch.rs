@@ -6,7 +6,7 @@ use crate::params;
 use crate::search::movepick::MovePicker;
 use crate::search::see::see_ge;
 use crate::tt::Record;
-use crate::types::{encode_move, piece_to, Bound, MATE, PLY_LIMIT};
+use crate::types::{encode_move, piece_to, Bound, DECISIVE, MATE, PLY_LIMIT};
 
 impl Worker<'_> {
     /// The quiescence search of the current position in the window (`alpha`, `beta`).
@@ -40,24 +40,35 @@ impl Worker<'_> {
         } else {
             let raw = hit.map_or_else(|| self.evaluate(), |h| h.eval);
             let eval = self.corrected(&self.correction_keys(ply), raw);
+            // The table's bound, where it is tighter, is a better guess of standing pat than
+            // the static evaluation (as in the main search).
+            let stand_pat = match hit {
+                Some(h) if h.score.abs() < DECISIVE => match h.bound {
+                    Bound::Lower if h.score > eval => h.score,
+                    Bound::Upper if h.score < eval => h.score,
+                    Bound::Exact => h.score,
+                    _ => eval,
+                },
+                _ => eval,
+            };
             // Standing pat: the side to move need not capture. The stand-pat score is a lower
             // bound of this quiescence search, worth keeping with the evaluation.
-            if eval >= beta {
+            if stand_pat >= beta {
                 if hit.is_none() {
                     self.store(Record {
                         key,
                         ply: ply as i32,
                         mv: 0,
-                        score: eval,
+                        score: stand_pat,
                         raw_eval: raw,
                         depth: 0,
                         bound: Bound::Lower,
                     });
                 }
-                return eval;
+                return stand_pat;
             }
-            alpha = alpha.max(eval);
-            (raw, eval, eval)
+            alpha = alpha.max(stand_pat);
+            (raw, eval, stand_pat)
         };
 
         let tt_move = hit.map_or(0, |h| h.mv);
