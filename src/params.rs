@@ -115,6 +115,9 @@ params! {
     singular_depth = 8, 5..=12;
     /// Singular extension: the bar lies this much below the table's score per ply of depth.
     singular_margin = 2, 1..=5;
+    /// Singular extension: centipawns below the bar the other moves must stay for the table
+    /// move to be extended two plies (off the PV).
+    double_extension_margin = 25, 5..=80;
     /// Aspiration windows: the first half-width, in centipawns.
     aspiration_delta = 20, 8..=50;
     /// Delta pruning in quiescence: a capture must be able to reach alpha with this margin.

@@ -363,7 +363,7 @@ impl Worker<'_> {
                 Some(h)
                     if !node.root && encode_move(mv) == node.tt_move && node.excluded.is_none() =>
                 {
-                    let verdict = self.singular(h, mv, depth, beta, ply, node.cut);
+                    let verdict = self.singular(h, mv, depth, beta, ply, node);
                     if self.stopped {
                         return 0;
                     }
@@ -411,9 +411,14 @@ impl Worker<'_> {
             return if node.in_check { -MATE + ply as i32 } else { 0 };
         }
         if node.excluded.is_some() {
-            // Only a fail high or low matters to the singular test; nothing is stored, since
-            // the result leaves out a move. With no other legal move, alpha stands.
-            return best_score.max(alpha);
+            // Nothing is stored, since the result leaves out a move. The singular test reads
+            // how far below its bar the other moves stayed; with no other move searched,
+            // alpha stands.
+            return if best_score == -INFINITY {
+                alpha
+            } else {
+                best_score
+            };
         }
         if best_move.is_none() && !node.root {
             self.reward_refuting_quiet(ply, depth);
@@ -635,8 +640,9 @@ impl Worker<'_> {
         depth: i32,
         beta: i32,
         ply: usize,
-        cut: bool,
+        node: &Node,
     ) -> Singular {
+        let cut = node.cut;
         // Extensions stop at twice the iteration's depth, so chains of them stay finite.
         if depth < params::singular_depth()
             || ply as i32 >= 2 * self.root_depth
@@ -652,7 +658,10 @@ impl Worker<'_> {
         self.stack[ply].excluded = None;
         // The search above used this ply's PV slot.
         self.pv_len[ply] = ply;
-        if score < singular_beta {
+        if score < singular_beta - params::double_extension_margin() && !node.pv_node {
+            // Far below the bar: the table move is the only move by a wide margin.
+            Singular::Extend(2)
+        } else if score < singular_beta {
             Singular::Extend(1)
         } else if singular_beta >= beta {
             Singular::Cut(singular_beta)
