@@ -445,6 +445,16 @@ impl Worker<'_> {
         quiets_tried: usize,
     ) -> bool {
         let depth = node.depth;
+        // The depth the move would be searched at after its late-move reduction (before the
+        // adjustments that need the move played): the futility and SEE margins of a quiet
+        // move are measured against it, not the node's full depth.
+        let reduced_depth = if facts.quiet {
+            (depth - 1 - self.lmr[depth.clamp(0, 63) as usize][facts.move_count.min(63)]
+                + facts.history / params::lmr_history())
+            .clamp(0, depth)
+        } else {
+            depth
+        };
         // Quiet checks are spared the pruning of quiet moves below: the moves that mate are
         // checks, and the side that mates is often behind in material until it does. Whether
         // a move checks is asked only at depths where one of those prunings applies.
@@ -464,7 +474,9 @@ impl Worker<'_> {
             // Futility: even a generous positional gain would not reach alpha.
             if depth <= params::futility_depth()
                 && alpha.abs() < DECISIVE
-                && node.eval + params::futility_base() + params::futility_per_depth() * depth
+                && node.eval
+                    + params::futility_base()
+                    + params::futility_per_depth() * reduced_depth
                     <= alpha
             {
                 return true;
@@ -478,7 +490,7 @@ impl Worker<'_> {
             }
         }
         let see_margin = if facts.quiet {
-            -params::see_quiet() * depth * depth
+            -params::see_quiet() * reduced_depth * reduced_depth
         } else {
             -params::see_capture() * depth
         };
