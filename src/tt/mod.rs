@@ -14,8 +14,8 @@ mod stats;
 
 pub use stats::{StoreOutcome, TtStats};
 
-use crate::types::Bound;
 use crate::types::{score_from_tt, score_to_tt};
+use crate::types::{Bound, DECISIVE};
 use memory::{AllocError, PagePolicy, TableMemory};
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
@@ -74,6 +74,21 @@ impl Hit {
                 Bound::Upper => self.score <= alpha,
                 Bound::None => false,
             }
+    }
+
+    /// `eval` where the entry's bound says no more than it, else the entry's score: a lower
+    /// bound above it, an upper bound below it, an exact score. A decisive score says nothing
+    /// of the evaluation and leaves it as it is.
+    pub fn refine(&self, eval: i32) -> i32 {
+        if self.score.abs() >= DECISIVE {
+            return eval;
+        }
+        match self.bound {
+            Bound::Lower if self.score > eval => self.score,
+            Bound::Upper if self.score < eval => self.score,
+            Bound::Exact => self.score,
+            _ => eval,
+        }
     }
 }
 

@@ -475,3 +475,26 @@ fn store_reports_what_it_did() {
         (3, 1, 1, 1, 2)
     );
 }
+
+#[test]
+fn refine_moves_the_evaluation_only_where_the_bound_says_more() {
+    let hit = |score, bound| Hit {
+        mv: 0,
+        score,
+        eval: 0,
+        depth: 5,
+        bound,
+    };
+    // A lower bound raises a lower evaluation and leaves a higher one.
+    assert_eq!(hit(120, Bound::Lower).refine(50), 120);
+    assert_eq!(hit(20, Bound::Lower).refine(50), 50);
+    // An upper bound lowers a higher evaluation and leaves a lower one.
+    assert_eq!(hit(-30, Bound::Upper).refine(50), -30);
+    assert_eq!(hit(80, Bound::Upper).refine(50), 50);
+    // An exact score replaces the evaluation either way; no bound changes nothing.
+    assert_eq!(hit(-200, Bound::Exact).refine(50), -200);
+    assert_eq!(hit(200, Bound::None).refine(50), 50);
+    // A mate score says nothing of the evaluation.
+    assert_eq!(hit(MATE - 10, Bound::Lower).refine(50), 50);
+    assert_eq!(hit(-MATE + 10, Bound::Exact).refine(50), 50);
+}

@@ -183,14 +183,7 @@ impl Worker<'_> {
         // The table's bound, where it is tighter, is a better guess than the static eval
         // (but not without the table's move, which the bound may owe everything to).
         let eval = match hit {
-            Some(h) if !in_check && excluded.is_none() && h.score.abs() < DECISIVE => {
-                match h.bound {
-                    Bound::Lower if h.score > static_eval => h.score,
-                    Bound::Upper if h.score < static_eval => h.score,
-                    Bound::Exact => h.score,
-                    _ => static_eval,
-                }
-            }
+            Some(h) if !in_check && excluded.is_none() => h.refine(static_eval),
             _ => static_eval,
         };
         self.stack[ply].static_eval = static_eval;
@@ -449,9 +442,7 @@ impl Worker<'_> {
         // adjustments that need the move played): the futility and SEE margins of a quiet
         // move are measured against it, not the node's full depth.
         let reduced_depth = if facts.quiet {
-            (depth - 1 - self.lmr[depth.clamp(0, 63) as usize][facts.move_count.min(63)]
-                + facts.history / params::lmr_history())
-            .clamp(0, depth)
+            (depth - 1 - self.planned_reduction(depth, facts)).clamp(0, depth)
         } else {
             depth
         };
@@ -497,6 +488,13 @@ impl Worker<'_> {
         depth <= params::see_depth() && !see_ge(self.board.pos(), mv, see_margin)
     }
 
+    /// A late quiet move's reduction by depth, move number and history, before what needs the
+    /// node or the move played.
+    fn planned_reduction(&self, depth: i32, facts: &MoveFacts) -> i32 {
+        self.lmr[depth.clamp(0, 63) as usize][facts.move_count.min(63)]
+            - facts.history / params::lmr_history()
+    }
+
     /// Makes `mv`, searches it (the first move with the full window; the others with a null
     /// window, reduced if late and quiet, then again as needed) and takes it back: its score.
     /// `best_score` is the best of the node's moves so far: how far a reduced search beats it
@@ -530,13 +528,12 @@ impl Worker<'_> {
         } else {
             let mut reduction = 0;
             if depth >= 3 && facts.move_count > 1 + usize::from(pv_node) && facts.quiet {
-                reduction = self.lmr[depth.min(63) as usize][facts.move_count.min(63)];
+                reduction = self.planned_reduction(depth, facts);
                 reduction -= i32::from(pv_node);
                 reduction += i32::from(!node.improving);
                 reduction += i32::from(cut);
                 reduction -= i32::from(gives_check);
                 reduction -= i32::from(facts.refutation);
-                reduction -= facts.history / params::lmr_history();
                 // Not clamp: an extended or reduced new_depth may leave nothing to reduce.
                 reduction = reduction.min(new_depth - 1).max(0);
             }

@@ -6,7 +6,7 @@ use crate::params;
 use crate::search::movepick::MovePicker;
 use crate::search::see::see_ge;
 use crate::tt::Record;
-use crate::types::{encode_move, piece_to, Bound, DECISIVE, MATE, PLY_LIMIT};
+use crate::types::{encode_move, piece_to, Bound, MATE, PLY_LIMIT};
 
 impl Worker<'_> {
     /// The quiescence search of the current position in the window (`alpha`, `beta`).
@@ -42,15 +42,7 @@ impl Worker<'_> {
             let eval = self.corrected(&self.correction_keys(ply), raw);
             // The table's bound, where it is tighter, is a better guess of standing pat than
             // the static evaluation (as in the main search).
-            let stand_pat = match hit {
-                Some(h) if h.score.abs() < DECISIVE => match h.bound {
-                    Bound::Lower if h.score > eval => h.score,
-                    Bound::Upper if h.score < eval => h.score,
-                    Bound::Exact => h.score,
-                    _ => eval,
-                },
-                _ => eval,
-            };
+            let stand_pat = hit.map_or(eval, |h| h.refine(eval));
             // Standing pat: the side to move need not capture. The stand-pat score is a lower
             // bound of this quiescence search, worth keeping with the evaluation.
             if stand_pat >= beta {
