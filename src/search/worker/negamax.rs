@@ -687,8 +687,7 @@ impl Worker<'_> {
         let Some(previous) = self.stack[ply - 1].mv.filter(|mv| !is_tactical(*mv)) else {
             return;
         };
-        let bonus =
-            (depth * depth * params::history_bonus_scale()).min(params::history_bonus_max());
+        let bonus = history_bonus(depth);
         let conts = self.continuations(ply - 1);
         let them = !self.board.turn();
         self.memory
@@ -708,8 +707,7 @@ impl Worker<'_> {
         captures_tried: &[Move],
     ) {
         let us = self.board.turn();
-        let bonus =
-            (depth * depth * params::history_bonus_scale()).min(params::history_bonus_max());
+        let bonus = history_bonus(depth);
         if is_tactical(mv) {
             self.memory.history.update_capture(us, mv, bonus);
         } else {
@@ -727,4 +725,9 @@ impl Worker<'_> {
             self.memory.history.update_capture(us, other, -bonus);
         }
     }
+}
+
+/// The history bonus of a cutoff at `depth` (and the malus of the moves it beat).
+fn history_bonus(depth: i32) -> i32 {
+    (depth * depth * params::history_bonus_scale()).min(params::history_bonus_max())
 }
