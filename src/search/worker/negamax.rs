@@ -413,7 +413,8 @@ impl Worker<'_> {
                 best_score
             };
         }
-        if best_move.is_none() && !node.root {
+        // A fail low: not a node that the tablebases' floor kept above alpha.
+        if best_move.is_none() && best_score <= original_alpha && !node.root {
             self.reward_refuting_quiet(ply, depth);
         }
         self.record_result(
