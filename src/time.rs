@@ -213,6 +213,27 @@ mod tests {
         );
     }
 
+    #[test]
+    fn a_dominant_best_move_shortens_the_think_and_a_contested_one_stretches_it() {
+        let scale = |share| {
+            IterationReport {
+                stable_iterations: 4,
+                score_drop: 0,
+                best_node_share: Some(share),
+            }
+            .soft_scale()
+                / 0.75
+        };
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-9;
+        assert!(
+            close(scale(0.8), 1.0),
+            "a typical share leaves the deadline"
+        );
+        assert!(close(scale(1.0), 0.75), "all nodes under one move");
+        assert!(close(scale(0.2), 1.75), "a contested root");
+        assert!(scale(0.0) <= 2.0 && scale(0.99) >= 0.5);
+    }
+
     fn plan(limits: Limits) -> TimePlan {
         TimePlan::new(&limits, Color::White, 50, Instant::now())
     }
