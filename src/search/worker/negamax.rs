@@ -62,6 +62,10 @@ struct MoveFacts {
     refutation: bool,
     history: i32,
     move_count: usize,
+    /// A quiet move's late-move reduction by depth, move number and history, before the
+    /// adjustments that need the node or the move played (0 for a tactical move). Pruning
+    /// measures its margins at the depth it leaves; the reduced search starts from it.
+    planned_reduction: i32,
 }
 
 impl Worker<'_> {
@@ -335,15 +339,22 @@ impl Worker<'_> {
             }
             move_count += 1;
             let quiet = !is_tactical(mv);
+            let history = if quiet {
+                self.memory.history.quiet_score(us, mv, conts)
+            } else {
+                0
+            };
             let facts = MoveFacts {
                 quiet,
                 refutation: quiet && (killers.contains(&Some(mv)) || counter == Some(mv)),
-                history: if quiet {
-                    self.memory.history.quiet_score(us, mv, conts)
+                history,
+                move_count,
+                planned_reduction: if quiet {
+                    self.lmr[depth.clamp(0, 63) as usize][move_count.min(63)]
+                        - history / params::lmr_history()
                 } else {
                     0
                 },
-                move_count,
             };
             if !node.root
                 && best_score > -DECISIVE
@@ -413,8 +424,9 @@ impl Worker<'_> {
                 best_score
             };
         }
-        // A fail low: not a node that the tablebases' floor kept above alpha.
-        if best_move.is_none() && best_score <= original_alpha && !node.root {
+        // A fail low (the result is an upper bound), and not a node that the tablebases'
+        // floor kept above alpha: no move here was good enough.
+        if best_score <= original_alpha && !node.root {
             self.reward_refuting_quiet(ply, depth);
         }
         self.record_result(
@@ -443,7 +455,7 @@ impl Worker<'_> {
         // adjustments that need the move played): the futility and SEE margins of a quiet
         // move are measured against it, not the node's full depth.
         let reduced_depth = if facts.quiet {
-            (depth - 1 - self.planned_reduction(depth, facts)).clamp(0, depth)
+            (depth - 1 - facts.planned_reduction).clamp(0, depth)
         } else {
             depth
         };
@@ -489,13 +501,6 @@ impl Worker<'_> {
         depth <= params::see_depth() && !see_ge(self.board.pos(), mv, see_margin)
     }
 
-    /// A late quiet move's reduction by depth, move number and history, before what needs the
-    /// node or the move played.
-    fn planned_reduction(&self, depth: i32, facts: &MoveFacts) -> i32 {
-        self.lmr[depth.clamp(0, 63) as usize][facts.move_count.min(63)]
-            - facts.history / params::lmr_history()
-    }
-
     /// Makes `mv`, searches it (the first move with the full window; the others with a null
     /// window, reduced if late and quiet, then again as needed) and takes it back: its score.
     /// `best_score` is the best of the node's moves so far: how far a reduced search beats it
@@ -529,7 +534,7 @@ impl Worker<'_> {
         } else {
             let mut reduction = 0;
             if depth >= 3 && facts.move_count > 1 + usize::from(pv_node) && facts.quiet {
-                reduction = self.planned_reduction(depth, facts);
+                reduction = facts.planned_reduction;
                 reduction -= i32::from(pv_node);
                 reduction += i32::from(!node.improving);
                 reduction += i32::from(cut);
