@@ -4,6 +4,7 @@
 //! Threads share only the table, the stop flag and their node counters (see `threads`).
 
 pub mod history;
+pub mod movegen;
 pub mod movepick;
 pub mod see;
 mod shared;

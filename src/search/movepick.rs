@@ -2,11 +2,12 @@
 //! killers, the counter-move, quiet moves by history, then losing captures.
 
 use super::history::{Continuations, History};
+use super::movegen;
 use super::see::see_ge;
 use crate::eval::piece_value;
 use crate::types::encode_move;
 use arrayvec::ArrayVec;
-use shakmaty::{CastlingSide, Chess, Color, Move, MoveList, Position, Role, Square};
+use shakmaty::{CastlingSide, Chess, Color, Move, Position, Role, Square};
 
 /// Whether a move changes material: captures and queen promotions. Underpromotions count as
 /// quiet moves, which puts them late in the order.
@@ -34,7 +35,8 @@ pub fn table_move(pos: &Chess, code: u16) -> Option<Move> {
     if piece.color != pos.turn() {
         return None;
     }
-    let candidates = match pos.board().piece_at(to) {
+    let target = pos.board().piece_at(to);
+    let candidates = match target {
         // Castling is encoded as the king taking its own rook.
         Some(target) if piece.role == Role::King && target == Role::Rook.of(piece.color) => {
             let side = if to > from {
@@ -44,9 +46,29 @@ pub fn table_move(pos: &Chess, code: u16) -> Option<Move> {
             };
             pos.castling_moves(side)
         }
-        _ => pos.san_candidates(piece.role, to),
+        // En passant: a pawn moving to an empty square of another file.
+        None if piece.role == Role::Pawn && from.file() != to.file() => {
+            pos.san_candidates(piece.role, to)
+        }
+        _ => {
+            let promotion = match code >> 12 {
+                0 => None,
+                role => Some(Role::try_from(role as u8).ok()?),
+            };
+            let mv = Move::Normal {
+                role: piece.role,
+                from,
+                capture: target.map(|target| target.role),
+                to,
+                promotion,
+            };
+            return (encode_move(mv) == code && movegen::is_legal(pos, mv)).then_some(mv);
+        }
     };
-    candidates.into_iter().find(|&mv| encode_move(mv) == code)
+    candidates
+        .iter()
+        .copied()
+        .find(|&mv| encode_move(mv) == code)
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -69,26 +91,67 @@ enum Stage {
 const MAX_MOVES: usize = 256;
 
 /// A list of moves with their scores, handed out best first by selection (most nodes cut off
-/// after a few moves, so sorting all of them would be wasted).
+/// after a few moves, so sorting all of them would be wasted). The scores lie apart from the
+/// moves, so the search for the best reads one dense array.
 #[derive(Default)]
 struct Scored {
-    moves: ArrayVec<(Move, i32), MAX_MOVES>,
+    moves: ArrayVec<Move, MAX_MOVES>,
+    scores: ArrayVec<i32, MAX_MOVES>,
     next: usize,
 }
 
 impl Scored {
-    fn fill(&mut self, moves: impl Iterator<Item = Move>, score: impl Fn(Move) -> i32) {
+    /// Refills the list from a generator that pushes moves, keeping those `keep` accepts.
+    fn fill<K: Fn(&Move) -> bool, S: Fn(Move) -> i32>(
+        &mut self,
+        generate: impl FnOnce(&mut Kept<'_, K, S>),
+        keep: K,
+        score: S,
+    ) {
         self.moves.clear();
+        self.scores.clear();
         self.next = 0;
-        self.moves.extend(moves.map(|mv| (mv, score(mv))));
+        generate(&mut Kept {
+            list: self,
+            keep,
+            score,
+        });
     }
 
+    /// The best of the moves not handed out yet; of equal scores, the last in the list.
     fn best(&mut self) -> Option<Move> {
-        let rest = self.moves.get_mut(self.next..)?;
-        let best = (0..rest.len()).max_by_key(|&i| rest[i].1)?;
-        rest.swap(0, best);
+        let first = self.next;
+        let scores = self.scores.get(first..).filter(|rest| !rest.is_empty())?;
+        let mut best = 0;
+        let mut best_score = scores[0];
+        for (i, &score) in scores.iter().enumerate().skip(1) {
+            if score >= best_score {
+                best = i;
+                best_score = score;
+            }
+        }
+        self.moves.swap(first, first + best);
+        self.scores.swap(first, first + best);
         self.next += 1;
-        Some(rest[0].0)
+        Some(self.moves[first])
+    }
+}
+
+/// The sink a generator pushes into: moves `keep` accepts, with their scores.
+struct Kept<'a, K, S> {
+    list: &'a mut Scored,
+    keep: K,
+    score: S,
+}
+
+impl<K: Fn(&Move) -> bool, S: Fn(Move) -> i32> Extend<Move> for Kept<'_, K, S> {
+    fn extend<I: IntoIterator<Item = Move>>(&mut self, moves: I) {
+        for mv in moves {
+            if (self.keep)(&mv) {
+                self.list.moves.push(mv);
+                self.list.scores.push((self.score)(mv));
+            }
+        }
     }
 }
 
@@ -105,9 +168,7 @@ pub struct MovePicker {
     counter: Option<Move>,
     conts: Continuations,
     list: Scored,
-    /// The quiet moves, kept from the tactical stage's generation until their stage.
-    quiets: MoveList,
-    bad: MoveList,
+    bad: ArrayVec<Move, MAX_MOVES>,
     bad_next: usize,
 }
 
@@ -128,8 +189,7 @@ impl MovePicker {
             counter,
             conts,
             list: Scored::default(),
-            quiets: MoveList::new(),
-            bad: MoveList::new(),
+            bad: ArrayVec::new(),
             bad_next: 0,
         }
     }
@@ -153,7 +213,7 @@ impl MovePicker {
 
     /// A killer or counter-move, if it is a quiet move, legal here and not given before.
     fn refutation(&self, pos: &Chess, mv: Option<Move>) -> Option<Move> {
-        mv.filter(|&mv| !is_tactical(mv) && !self.already_given(mv) && pos.is_legal(mv))
+        mv.filter(|&mv| !is_tactical(mv) && !self.already_given(mv) && movegen::is_legal(pos, mv))
     }
 
     /// The next move, best first; `pos` and `history` must be those the picker was made for.
@@ -168,25 +228,22 @@ impl MovePicker {
                     }
                 }
                 Stage::GenerateTactical => {
-                    // One generation serves both stages: shakmaty's capture generator is the
-                    // full legal generator plus a filter, so the quiet moves are kept aside
-                    // here rather than generated a second time.
-                    let moves = pos.legal_moves();
                     let tt_move = self.tt_move;
-                    let captures = moves.iter().filter(|mv| mv.is_capture());
-                    let queen_pushes = moves
-                        .iter()
-                        .filter(|mv| !mv.is_capture() && mv.promotion() == Some(Role::Queen));
-                    self.list.fill(
-                        captures
-                            .chain(queen_pushes)
-                            .copied()
-                            .filter(|&mv| Some(mv) != tt_move),
-                        |mv| capture_order(history, us, mv),
-                    );
-                    if !self.tactical_only {
-                        self.quiets = moves;
-                        self.quiets.retain(|mv| !is_tactical(*mv));
+                    let not_given = |mv: &Move| Some(*mv) != tt_move;
+                    let score = |mv| capture_order(history, us, mv);
+                    if pos.is_check() {
+                        // Evasions are few: shakmaty generates them all, in the same order of
+                        // captures first and queen promotions after.
+                        let moves = pos.legal_moves();
+                        let captures = moves.iter().filter(|mv| mv.is_capture());
+                        let queen_pushes = moves
+                            .iter()
+                            .filter(|mv| !mv.is_capture() && mv.promotion() == Some(Role::Queen));
+                        let tactical = captures.chain(queen_pushes).copied();
+                        self.list.fill(|out| out.extend(tactical), not_given, score);
+                    } else {
+                        self.list
+                            .fill(|out| movegen::tactical_moves(pos, out), not_given, score);
                     }
                     self.stage = Stage::GoodTactical;
                 }
@@ -225,14 +282,17 @@ impl MovePicker {
                 Stage::GenerateQuiets => {
                     self.stage = Stage::Quiets;
                     let given = [self.tt_move, self.killers[0], self.killers[1], self.counter];
+                    let not_given = |mv: &Move| !given.contains(&Some(*mv));
                     let conts = self.conts;
-                    self.list.fill(
-                        self.quiets
-                            .iter()
-                            .copied()
-                            .filter(|mv| !given.contains(&Some(*mv))),
-                        |mv| history.quiet_score(us, mv, conts),
-                    );
+                    let score = |mv| history.quiet_score(us, mv, conts);
+                    if pos.is_check() {
+                        let moves = pos.legal_moves();
+                        let quiets = moves.iter().copied().filter(|&mv| !is_tactical(mv));
+                        self.list.fill(|out| out.extend(quiets), not_given, score);
+                    } else {
+                        self.list
+                            .fill(|out| movegen::quiet_moves(pos, out), not_given, score);
+                    }
                 }
                 Stage::Quiets => match self.list.best() {
                     Some(mv) => return Some(mv),
@@ -337,20 +397,32 @@ mod tests {
 
     #[test]
     fn a_table_move_is_only_ever_a_legal_move_of_the_position() {
-        let pos = position("r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1");
-        let mut found = 0;
-        for code in 0..=u16::MAX {
-            if let Some(mv) = table_move(&pos, code) {
-                assert!(pos.is_legal(mv), "{code:#x}: {mv}");
-                assert_eq!(encode_move(mv), code);
-                found += 1;
+        // Castling both ways, en passant (one legal, one exposing the king), promotions by
+        // push and capture, pins, and a position in check.
+        let fens = [
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "8/8/8/KPp4r/8/8/8/7k w - c6 0 2",
+            "1n2k1n1/P1P3P1/8/8/8/8/p1p3p1/1N2K1N1 b - - 0 1",
+            "r3k2r/Pppp1ppp/1b3nbN/nP6/BBP1P3/q4N2/Pp1P2PP/R2Q1RK1 w kq - 0 1",
+            "4k3/8/8/8/8/8/4q3/4K3 w - - 0 1",
+        ];
+        for fen in fens {
+            let pos = position(fen);
+            let mut found = 0;
+            for code in 0..=u16::MAX {
+                if let Some(mv) = table_move(&pos, code) {
+                    assert!(pos.is_legal(mv), "{fen} {code:#x}: {mv}");
+                    assert_eq!(encode_move(mv), code);
+                    found += 1;
+                }
             }
+            assert_eq!(
+                found,
+                pos.legal_moves().len(),
+                "{fen}: every legal move has its code"
+            );
         }
-        assert_eq!(
-            found,
-            pos.legal_moves().len(),
-            "every legal move has its code"
-        );
     }
 
     #[test]
