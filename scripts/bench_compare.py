@@ -13,7 +13,9 @@ network and another engine's bench can run in the same rotation; Ethereal's `Nod
         "target/release/ferrite bench --eval-file net.nnue" "/usr/games/ethereal-chess bench"
 
 Run it on an otherwise idle machine (stop datagen first): the builds share the cores' noise
-only if they alternate.
+only if they alternate. On a shared VM whose speed drifts from minute to minute, the ratio of
+the two runs of one round is steadier than the ratio of the medians: both are printed, the
+median of the per-round ratios last.
 """
 import argparse
 import re
@@ -55,7 +57,10 @@ def main() -> None:
         median = statistics.median(nps for _, nps in runs)
         base = base or median
         nodes = counts.pop() if len(counts) == 1 else f"varied {sorted(counts)}"
-        print(f"{binary}: nodes {nodes}, median nps {median:.0f} ({median / base:.3f} x the first)")
+        first = results[args.binaries[0]]
+        paired = statistics.median(nps / base_nps for (_, nps), (_, base_nps) in zip(runs, first))
+        print(f"{binary}: nodes {nodes}, median nps {median:.0f} ({median / base:.3f} x the first;"
+              f" median of the rounds' ratios {paired:.3f})")
 
 
 if __name__ == "__main__":

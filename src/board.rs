@@ -15,6 +15,7 @@ use shakmaty::{
 #[derive(Clone)]
 struct Undo {
     pos: Chess,
+    in_check: bool,
     key: u64,
     pawn_key: u64,
     ep_file: Option<File>,
@@ -24,6 +25,9 @@ struct Undo {
 #[derive(Clone)]
 pub struct Board {
     pos: Chess,
+    /// Whether the side to move is in check, found once when the position is reached (the
+    /// search, its move picker and its pruning all ask).
+    in_check: bool,
     key: u64,
     /// The Zobrist key of the pawns alone (the pieces' keys of the full key, pawns only).
     pawn_key: u64,
@@ -221,6 +225,7 @@ impl Board {
         let pawn_key = full_pawn_key(&pos);
         let ep_file = pos.legal_ep_square().map(|sq| sq.file());
         Board {
+            in_check: pos.is_check(),
             pos,
             key,
             pawn_key,
@@ -261,7 +266,7 @@ impl Board {
     }
 
     pub fn in_check(&self) -> bool {
-        self.pos.is_check()
+        self.in_check
     }
 
     /// Parses a UCI move and plays it if it is legal in this position.
@@ -353,6 +358,7 @@ impl Board {
     pub fn make(&mut self, mv: Move, key: u64) {
         self.undo.push(Undo {
             pos: self.pos.clone(),
+            in_check: self.in_check,
             key: self.key,
             pawn_key: self.pawn_key,
             ep_file: self.ep_file,
@@ -360,6 +366,7 @@ impl Board {
         });
         self.pawn_key ^= pawn_key_change(self.pos.turn(), mv);
         self.pos.play_unchecked(mv);
+        self.in_check = self.pos.is_check();
         self.key = key;
         self.ep_file = self.pos.legal_ep_square().map(|sq| sq.file());
         self.keys.push(key);
@@ -374,6 +381,7 @@ impl Board {
     pub fn unmake(&mut self) {
         let undo = self.undo.pop().expect("unmake without make");
         self.pos = undo.pos;
+        self.in_check = undo.in_check;
         self.key = undo.key;
         self.pawn_key = undo.pawn_key;
         self.ep_file = undo.ep_file;
@@ -394,6 +402,7 @@ impl Board {
             .expect("null move is only made when not in check");
         self.undo.push(Undo {
             pos: std::mem::replace(&mut self.pos, passed),
+            in_check: std::mem::replace(&mut self.in_check, false),
             key: self.key,
             pawn_key: self.pawn_key,
             ep_file: self.ep_file,

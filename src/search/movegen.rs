@@ -187,10 +187,11 @@ pub fn quiet_moves(pos: &Chess, out: &mut impl Extend<Move>) {
     }
 }
 
-/// Whether `mv` is a legal move of `pos`: a move from elsewhere (a killer, a counter-move, a
-/// decoded table move). An ordinary piece move of a position not in check is checked here on
-/// the board; en passant, castling and every move in check are asked of shakmaty.
-pub fn is_legal(pos: &Chess, mv: Move) -> bool {
+/// Whether `mv` is a legal move of `pos` (`in_check` says whether its side to move is in
+/// check): a move from elsewhere (a killer, a counter-move, a decoded table move). An ordinary
+/// piece move of a position not in check is checked here on the board; en passant, castling
+/// and every move in check are asked of shakmaty.
+pub fn is_legal(pos: &Chess, in_check: bool, mv: Move) -> bool {
     let Move::Normal {
         role,
         from,
@@ -201,7 +202,7 @@ pub fn is_legal(pos: &Chess, mv: Move) -> bool {
     else {
         return pos.is_legal(mv);
     };
-    if pos.is_check() {
+    if in_check {
         return pos.is_legal(mv);
     }
     let board = pos.board();
@@ -372,7 +373,7 @@ mod tests {
         for pos in &positions {
             for &mv in &pool {
                 assert_eq!(
-                    is_legal(pos, mv),
+                    is_legal(pos, pos.is_check(), mv),
                     pos.is_legal(mv),
                     "{mv:?} in {}",
                     Fen::from_position(pos, shakmaty::EnPassantMode::Legal)

@@ -22,10 +22,10 @@ fn capture_order(history: &History, color: Color, mv: Move) -> i32 {
     victim * 16 + history.capture_score(color, mv) / 16 - piece_value(mv.role()) / 100
 }
 
-/// The legal move of `pos` whose table encoding is `code`, found among the moves of the piece
-/// on its from-square to its to-square alone, so a torn entry or a key collision yields
-/// nothing rather than an illegal move.
-pub fn table_move(pos: &Chess, code: u16) -> Option<Move> {
+/// The legal move of `pos` (in check or not, as `in_check` says) whose table encoding is
+/// `code`, checked on the board, so a torn entry or a key collision yields nothing rather than
+/// an illegal move.
+pub fn table_move(pos: &Chess, in_check: bool, code: u16) -> Option<Move> {
     if code == 0 {
         return None;
     }
@@ -62,7 +62,7 @@ pub fn table_move(pos: &Chess, code: u16) -> Option<Move> {
                 to,
                 promotion,
             };
-            return (encode_move(mv) == code && movegen::is_legal(pos, mv)).then_some(mv);
+            return (encode_move(mv) == code && movegen::is_legal(pos, in_check, mv)).then_some(mv);
         }
     };
     candidates
@@ -123,11 +123,11 @@ impl Scored {
         let first = self.next;
         let scores = self.scores.get(first..).filter(|rest| !rest.is_empty())?;
         let mut best = 0;
-        let mut best_score = scores[0];
+        let mut top = scores[0];
         for (i, &score) in scores.iter().enumerate().skip(1) {
-            if score >= best_score {
+            if score >= top {
                 best = i;
-                best_score = score;
+                top = score;
             }
         }
         self.moves.swap(first, first + best);
@@ -163,19 +163,25 @@ impl<K: Fn(&Move) -> bool, S: Fn(Move) -> i32> Extend<Move> for Kept<'_, K, S> {
 pub struct MovePicker {
     stage: Stage,
     tactical_only: bool,
+    in_check: bool,
     tt_move: Option<Move>,
     killers: [Option<Move>; 2],
     counter: Option<Move>,
     conts: Continuations,
     list: Scored,
+    /// The codes of the table move and the refutations handed out before the quiet moves,
+    /// which the quiet stage skips (0: none; no legal move has that code).
+    handed: [u16; 4],
     bad: ArrayVec<Move, MAX_MOVES>,
     bad_next: usize,
 }
 
 impl MovePicker {
-    /// The picker of a main-search node; `conts` are the moves before it.
+    /// The picker of a main-search node (`in_check`: whether its side to move is in check);
+    /// `conts` are the moves before it.
     pub fn new(
         pos: &Chess,
+        in_check: bool,
         tt_move: u16,
         killers: [Option<Move>; 2],
         counter: Option<Move>,
@@ -184,20 +190,22 @@ impl MovePicker {
         MovePicker {
             stage: Stage::TableMove,
             tactical_only: false,
-            tt_move: table_move(pos, tt_move),
+            in_check,
+            tt_move: table_move(pos, in_check, tt_move),
             killers,
             counter,
             conts,
             list: Scored::default(),
+            handed: [0; 4],
             bad: ArrayVec::new(),
             bad_next: 0,
         }
     }
 
-    /// The picker of a quiescence node: the table move if it is tactical, then the captures
-    /// and queen promotions by victim and capture history.
+    /// The picker of a quiescence node not in check: the table move if it is tactical, then
+    /// the captures and queen promotions by victim and capture history.
     pub fn tactical(pos: &Chess, tt_move: u16) -> MovePicker {
-        let mut picker = MovePicker::new(pos, tt_move, [None; 2], None, [None; 2]);
+        let mut picker = MovePicker::new(pos, false, tt_move, [None; 2], None, [None; 2]);
         picker.tactical_only = true;
         picker.tt_move = picker.tt_move.filter(|&mv| is_tactical(mv));
         picker
@@ -211,9 +219,14 @@ impl MovePicker {
             || (self.stage > Stage::Counter && Some(mv) == self.counter)
     }
 
-    /// A killer or counter-move, if it is a quiet move, legal here and not given before.
-    fn refutation(&self, pos: &Chess, mv: Option<Move>) -> Option<Move> {
-        mv.filter(|&mv| !is_tactical(mv) && !self.already_given(mv) && movegen::is_legal(pos, mv))
+    /// A killer or counter-move (`slot` 1, 2 or 3), if it is a quiet move, legal here and not
+    /// given before; kept among the moves handed out.
+    fn refutation(&mut self, pos: &Chess, mv: Option<Move>, slot: usize) -> Option<Move> {
+        let mv = mv.filter(|&mv| {
+            !is_tactical(mv) && !self.already_given(mv) && movegen::is_legal(pos, self.in_check, mv)
+        })?;
+        self.handed[slot] = encode_move(mv);
+        Some(mv)
     }
 
     /// The next move, best first; `pos` and `history` must be those the picker was made for.
@@ -223,15 +236,16 @@ impl MovePicker {
             match self.stage {
                 Stage::TableMove => {
                     self.stage = Stage::GenerateTactical;
-                    if self.tt_move.is_some() {
-                        return self.tt_move;
+                    if let Some(mv) = self.tt_move {
+                        self.handed[0] = encode_move(mv);
+                        return Some(mv);
                     }
                 }
                 Stage::GenerateTactical => {
                     let tt_move = self.tt_move;
                     let not_given = |mv: &Move| Some(*mv) != tt_move;
                     let score = |mv| capture_order(history, us, mv);
-                    if pos.is_check() {
+                    if self.in_check {
                         // Evasions are few: shakmaty generates them all, in the same order of
                         // captures first and queen promotions after.
                         let moves = pos.legal_moves();
@@ -259,21 +273,21 @@ impl MovePicker {
                     }
                 },
                 Stage::FirstKiller => {
-                    let mv = self.refutation(pos, self.killers[0]);
+                    let mv = self.refutation(pos, self.killers[0], 1);
                     self.stage = Stage::SecondKiller;
                     if mv.is_some() {
                         return mv;
                     }
                 }
                 Stage::SecondKiller => {
-                    let mv = self.refutation(pos, self.killers[1]);
+                    let mv = self.refutation(pos, self.killers[1], 2);
                     self.stage = Stage::Counter;
                     if mv.is_some() {
                         return mv;
                     }
                 }
                 Stage::Counter => {
-                    let mv = self.refutation(pos, self.counter);
+                    let mv = self.refutation(pos, self.counter, 3);
                     self.stage = Stage::GenerateQuiets;
                     if mv.is_some() {
                         return mv;
@@ -281,11 +295,12 @@ impl MovePicker {
                 }
                 Stage::GenerateQuiets => {
                     self.stage = Stage::Quiets;
-                    let given = [self.tt_move, self.killers[0], self.killers[1], self.counter];
-                    let not_given = |mv: &Move| !given.contains(&Some(*mv));
+                    // Codes stand for moves here: two legal moves of a position never share one.
+                    let handed = self.handed;
+                    let not_given = |mv: &Move| !handed.contains(&encode_move(*mv));
                     let conts = self.conts;
                     let score = |mv| history.quiet_score(us, mv, conts);
-                    if pos.is_check() {
+                    if self.in_check {
                         let moves = pos.legal_moves();
                         let quiets = moves.iter().copied().filter(|&mv| !is_tactical(mv));
                         self.list.fill(|out| out.extend(quiets), not_given, score);
@@ -342,6 +357,7 @@ mod tests {
         let (tt, killer, counter) = (find(&pos, "e1e2"), find(&pos, "b1c2"), find(&pos, "e1f1"));
         let picker = MovePicker::new(
             &pos,
+            false,
             encode_move(tt),
             [Some(killer), Some(find(&pos, "e4d5"))],
             Some(counter),
@@ -375,13 +391,18 @@ mod tests {
                     .get(i % 7)
                     .map_or(0, |&mv| encode_move(mv));
                 let killers = [Some(hint), Some(hints[(i * 7) % hints.len()])];
-                let picker = MovePicker::new(&pos, tt, killers, Some(hint), [None, None]);
+                let picker =
+                    MovePicker::new(&pos, pos.is_check(), tt, killers, Some(hint), [None, None]);
                 let mut given: Vec<String> = drain(picker, &pos, &History::default())
                     .iter()
                     .map(|m| m.to_string())
                     .collect();
                 given.sort();
                 assert_eq!(given, legal, "{fen} with hint {hint}");
+            }
+            if pos.is_check() {
+                // Quiescence searches every evasion with the main picker.
+                continue;
             }
             let tactical: Vec<Move> =
                 drain(MovePicker::tactical(&pos, 0), &pos, &History::default());
@@ -411,7 +432,7 @@ mod tests {
             let pos = position(fen);
             let mut found = 0;
             for code in 0..=u16::MAX {
-                if let Some(mv) = table_move(&pos, code) {
+                if let Some(mv) = table_move(&pos, pos.is_check(), code) {
                     assert!(pos.is_legal(mv), "{fen} {code:#x}: {mv}");
                     assert_eq!(encode_move(mv), code);
                     found += 1;
@@ -439,7 +460,7 @@ mod tests {
         let mut history = History::default();
         for favourite in captures.iter().copied() {
             history.update_capture(Color::White, favourite, 4000);
-            let mut picker = MovePicker::new(&pos, 0, [None, None], None, [None, None]);
+            let mut picker = MovePicker::new(&pos, false, 0, [None, None], None, [None, None]);
             assert_eq!(picker.next_move(&pos, &history), Some(favourite));
             let mut tactical = MovePicker::tactical(&pos, 0);
             assert_eq!(tactical.next_move(&pos, &history), Some(favourite));

@@ -321,7 +321,14 @@ impl Worker<'_> {
         let conts = self.continuations(ply);
         let killers = self.memory.history.killers(ply);
         let counter = previous.and_then(|prev| self.memory.history.counter(!us, prev));
-        let mut picker = MovePicker::new(self.board.pos(), node.tt_move, killers, counter, conts);
+        let mut picker = MovePicker::new(
+            self.board.pos(),
+            node.in_check,
+            node.tt_move,
+            killers,
+            counter,
+            conts,
+        );
 
         let original_alpha = alpha;
         let mut best_score = tablebases.floor;

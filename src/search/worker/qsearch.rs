@@ -67,7 +67,7 @@ impl Worker<'_> {
         // In check every evasion is searched, ordered as in the main search.
         let mut picker = if in_check {
             let conts = self.continuations(ply);
-            MovePicker::new(self.board.pos(), tt_move, [None; 2], None, conts)
+            MovePicker::new(self.board.pos(), true, tt_move, [None; 2], None, conts)
         } else {
             MovePicker::tactical(self.board.pos(), tt_move)
         };
