@@ -96,6 +96,11 @@ enum Command {
         /// Appended to, created if missing.
         #[arg(long, required_unless_present_any = ["check", "export"], conflicts_with_all = ["check", "export"])]
         output: Option<std::path::PathBuf>,
+        /// Convert these PGN files (fastchess's, or OpenBench's DATAGEN uploads, decompressed)
+        /// to viriformat, each move scored by its comment, appending to --output, instead of
+        /// playing. A game that cannot be read whole is skipped and reported.
+        #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with_all = ["check", "export"])]
+        from_pgn: Vec<std::path::PathBuf>,
         /// Read these data files (.vf or text) and report their games, positions and the
         /// games that occur more than once among them, instead of playing.
         #[arg(long, num_args = 1.., value_name = "FILE", conflicts_with = "export")]
@@ -346,6 +351,7 @@ fn run(command: Option<Command>) -> Result<(), Box<dyn std::error::Error>> {
         }
         Some(Command::Datagen {
             output,
+            from_pgn,
             check,
             export,
             threads,
@@ -374,9 +380,24 @@ fn run(command: Option<Command>) -> Result<(), Box<dyn std::error::Error>> {
                 }
                 return Ok(std::io::Write::flush(&mut out)?);
             }
+            if !from_pgn.is_empty() {
+                let output = output.expect("clap requires --output without --check");
+                let converted = ferrite::tools::from_pgn::convert(&from_pgn, &output)?;
+                for skipped in &converted.skipped {
+                    eprintln!("skipped: {skipped}");
+                }
+                println!(
+                    "{} games, {} positions appended to {}; {} games skipped",
+                    converted.games,
+                    converted.positions,
+                    output.display(),
+                    converted.skipped.len()
+                );
+                return Ok(());
+            }
             let network = load_network(eval_file.as_deref())?;
             let book = match &book {
-                Some(path) => read_book(path)?,
+                Some(path) => ferrite::tools::genfens::read_book(path)?,
                 None => Vec::new(),
             };
             let seed = seed.unwrap_or_else(|| {
@@ -509,24 +530,37 @@ fn run(command: Option<Command>) -> Result<(), Box<dyn std::error::Error>> {
     }
 }
 
-/// The FENs of a book (EPD or FEN lines), each checked legal.
-fn read_book(path: &std::path::Path) -> Result<Vec<String>, String> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let mut fens = Vec::new();
-    for (number, fen) in ferrite::board::epd_fens(&text) {
-        Board::from_fen(&fen, CastlingMode::Standard)
-            .map_err(|e| format!("{} line {number}: {e}", path.display()))?;
-        fens.push(fen);
-    }
-    if fens.is_empty() {
-        return Err(format!("no positions in {}", path.display()));
-    }
-    Ok(fens)
+/// Runs the UCI commands given as arguments, one command each (`ferrite "genfens 10 seed 1
+/// book None" quit`, as OpenBench asks for openings), instead of reading them from stdin.
+/// `genfens` is answered here, the rest by the UCI engine.
+fn run_commands(lines: &[String]) -> Result<(), Box<dyn std::error::Error>> {
+    use ferrite::tools::genfens;
+    uci::run_commands(lines, |line| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if words.first() != Some(&"genfens") {
+            return Ok(false);
+        }
+        let request = genfens::parse(&words[1..])?;
+        genfens::run(&request, ferrite::eval::Evaluation::built_in(), |fen| {
+            println!("info string genfens {fen}")
+        })?;
+        Ok(true)
+    })?;
+    Ok(())
 }
 
 fn main() -> ExitCode {
-    match run(Cli::parse().command) {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let commands = args
+        .first()
+        .and_then(|first| first.split_whitespace().next())
+        .is_some_and(|word| word == "genfens" || uci::is_command(word));
+    let outcome = if commands {
+        run_commands(&args)
+    } else {
+        run(Cli::parse().command)
+    };
+    match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) => {
             eprintln!("error: {err}");

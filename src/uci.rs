@@ -43,6 +43,11 @@ const COMMANDS: [&str; 12] = [
     "setoption",
     "eval",
 ];
+/// Whether `word` is a UCI command this engine knows.
+pub fn is_command(word: &str) -> bool {
+    COMMANDS.contains(&word)
+}
+
 const OVERHEAD_DEFAULT: u64 = 30;
 const OVERHEAD_MAX: u64 = 5000;
 const PROBE_DEPTH_MAX: i32 = 100;
@@ -919,9 +924,34 @@ pub fn run() -> Result<(), UciError> {
             recv(search_done) -> _ => engine.apply_pending(),
         }
     }
-    // End of input (a script piped its commands): a search with a limit of its own (depth,
-    // nodes, movetime, a clock) finishes and prints its move; one that only `stop` would end
-    // (infinite, pondering) stops now.
+    finish(&mut engine);
+    Ok(())
+}
+
+/// Runs `lines` as UCI commands, one a line, instead of reading stdin (which is never read):
+/// the command line's way in. `extension` sees each line first and answers the commands that
+/// are not UCI's, returning true when it did. Ends at `quit` or after the last line.
+pub fn run_commands(
+    lines: &[String],
+    mut extension: impl FnMut(&str) -> Result<bool, Box<dyn std::error::Error>>,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let mut engine = Engine::new().map_err(UciError::Table)?;
+    for line in lines {
+        if extension(line)? {
+            continue;
+        }
+        if !engine.handle(line, Instant::now()) {
+            return Ok(());
+        }
+    }
+    finish(&mut engine);
+    Ok(())
+}
+
+/// The end of input (a script piped its commands): a search with a limit of its own (depth,
+/// nodes, movetime, a clock) finishes and prints its move; one that only `stop` would end
+/// (infinite, pondering) stops now.
+fn finish(engine: &mut Engine) {
     if engine
         .running
         .as_ref()
@@ -931,7 +961,6 @@ pub fn run() -> Result<(), UciError> {
     }
     engine.wait();
     engine.apply_pending();
-    Ok(())
 }
 
 #[cfg(test)]

@@ -23,7 +23,7 @@ use viriformat::chess::board::{Board as ViriBoard, DrawType, GameOutcome, WinTyp
 use viriformat::dataformat::Game;
 
 /// An opening whose first search scores outside this window is not played.
-const OPENING_WINDOW: i32 = 400;
+pub const OPENING_WINDOW: i32 = 400;
 /// A score of at least this for `WIN_PLIES` plies in a row (White's view, same sign) wins.
 const WIN_SCORE: i32 = 2500;
 const WIN_PLIES: usize = 4;
@@ -186,7 +186,7 @@ impl Player {
     }
 
     /// Searches `board` with the node budget: the best move and its score for the side to move.
-    fn search(&mut self, board: &Board) -> Option<(Move, i32)> {
+    pub fn search(&mut self, board: &Board) -> Option<(Move, i32)> {
         let limits = Limits {
             nodes: Some(self.hard_nodes),
             soft_nodes: Some(self.soft_nodes),
@@ -297,7 +297,7 @@ fn result_by_rules(board: &Board) -> Option<u8> {
 
 /// A start position: a book line or the initial position, then `plies` or `plies + 1` random
 /// legal moves; `None` if the random moves ended the game.
-fn opening(rng: &mut Rng, book: &[String], plies: usize) -> Option<Board> {
+pub fn opening(rng: &mut Rng, book: &[String], plies: usize) -> Option<Board> {
     let mut board = if book.is_empty() {
         Board::default()
     } else {

@@ -3,7 +3,10 @@
 pub mod bench;
 pub mod data;
 pub mod datagen;
+pub mod from_pgn;
+pub mod genfens;
 pub mod perft;
+pub mod pgn;
 pub mod train;
 pub mod tt_bench;
 pub mod tune;
