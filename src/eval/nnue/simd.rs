@@ -1,7 +1,6 @@
-//! The network's two hot loops, each in a portable version and AVX2 and AVX-512 versions, one
-//! of them chosen once at run time, so one binary runs on any x86-64 (and on aarch64) and uses
-//! the widest vectors the CPU has: updating an accumulator by a move's feature rows, and the
-//! SCReLU output layer.
+//! The network's two hot loops, each in a portable version and an AVX2 version that is chosen
+//! at run time, so one binary runs on any x86-64 (and on aarch64) and uses AVX2 where the CPU
+//! has it: updating an accumulator by a move's feature rows, and the SCReLU output layer.
 
 use super::QA;
 
@@ -11,19 +10,13 @@ pub enum Kernels {
     Portable,
     #[cfg(target_arch = "x86_64")]
     Avx2,
-    #[cfg(target_arch = "x86_64")]
-    Avx512,
 }
 
 impl Kernels {
     /// The fastest kernels this CPU supports.
     pub fn detect() -> Kernels {
         #[cfg(target_arch = "x86_64")]
-        let best = if std::arch::is_x86_feature_detected!("avx512f")
-            && std::arch::is_x86_feature_detected!("avx512bw")
-        {
-            Kernels::Avx512
-        } else if std::arch::is_x86_feature_detected!("avx2") {
+        let best = if std::arch::is_x86_feature_detected!("avx2") {
             Kernels::Avx2
         } else {
             Kernels::Portable
@@ -39,22 +32,14 @@ impl Kernels {
             Kernels::Portable => "portable",
             #[cfg(target_arch = "x86_64")]
             Kernels::Avx2 => "AVX2",
-            #[cfg(target_arch = "x86_64")]
-            Kernels::Avx512 => "AVX-512",
         }
     }
 
     /// Every implementation this CPU can run, the portable one first (for tests).
     pub fn available() -> Vec<Kernels> {
         let mut all = vec![Kernels::Portable];
-        #[cfg(target_arch = "x86_64")]
-        {
-            if std::arch::is_x86_feature_detected!("avx2") {
-                all.push(Kernels::Avx2);
-            }
-            if Kernels::detect() == Kernels::Avx512 {
-                all.push(Kernels::Avx512);
-            }
+        if Kernels::detect() != Kernels::Portable {
+            all.push(Kernels::detect());
         }
         all
     }
@@ -68,10 +53,6 @@ impl Kernels {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: `Avx2` is only ever chosen by `detect`, after the CPU reported AVX2.
             Kernels::Avx2 => unsafe { update_avx2(out, input, adds, subs) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: `Avx512` is only ever chosen by `detect`, after the CPU reported
-            // AVX-512 F and BW.
-            Kernels::Avx512 => unsafe { update_avx512(out, input, adds, subs) },
         }
     }
 
@@ -83,9 +64,6 @@ impl Kernels {
             #[cfg(target_arch = "x86_64")]
             // SAFETY: as in `update`, the CPU has AVX2; the lengths are equal (checked above).
             Kernels::Avx2 => unsafe { screlu_dot_avx2(acc, weights) },
-            #[cfg(target_arch = "x86_64")]
-            // SAFETY: as in `update`, the CPU has AVX-512 F and BW; the lengths are equal.
-            Kernels::Avx512 => unsafe { screlu_dot_avx512(acc, weights) },
         }
     }
 }
@@ -138,13 +116,6 @@ fn update_avx2(out: &mut [i16], input: &[i16], adds: &[&[i16]], subs: &[&[i16]])
     update(out, input, adds, subs)
 }
 
-/// The same loops, compiled for AVX-512 (32 lanes of i16 a vector).
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn update_avx512(out: &mut [i16], input: &[i16], adds: &[&[i16]], subs: &[&[i16]]) {
-    update(out, input, adds, subs)
-}
-
 fn screlu_dot(acc: &[i16], weights: &[i16]) -> i64 {
     acc.iter()
         .zip(weights)
@@ -192,51 +163,6 @@ fn screlu_dot_avx2(acc: &[i16], weights: &[i16]) -> i64 {
     total + screlu_dot(&acc[tail..], &weights[tail..])
 }
 
-/// As `screlu_dot_avx2`, thirty-two hidden units at a time; the lanes are emptied as often,
-/// so they stay as far from overflow.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw")]
-fn screlu_dot_avx512(acc: &[i16], weights: &[i16]) -> i64 {
-    use std::arch::x86_64::*;
-    const LANES: usize = 32;
-    const FLUSH_EVERY: usize = 64;
-    let chunks = acc.len().min(weights.len()) / LANES;
-    let zero = _mm512_setzero_si512();
-    let ceiling = _mm512_set1_epi16(QA as i16);
-    let mut total: i64 = 0;
-    let mut sum = zero;
-    for chunk in 0..chunks {
-        // SAFETY: `chunk * LANES + LANES <= acc.len()` and `<= weights.len()`, so both
-        // 64-byte unaligned loads stay inside the slices.
-        let (a, w) = unsafe {
-            (
-                _mm512_loadu_si512(acc.as_ptr().add(chunk * LANES).cast()),
-                _mm512_loadu_si512(weights.as_ptr().add(chunk * LANES).cast()),
-            )
-        };
-        let v = _mm512_min_epi16(_mm512_max_epi16(a, zero), ceiling);
-        let vw = _mm512_mullo_epi16(v, w);
-        sum = _mm512_add_epi32(sum, _mm512_madd_epi16(v, vw));
-        if (chunk + 1) % FLUSH_EVERY == 0 {
-            total += lanes_sum_512(sum);
-            sum = zero;
-        }
-    }
-    total += lanes_sum_512(sum);
-    let tail = chunks * LANES;
-    total + screlu_dot(&acc[tail..], &weights[tail..])
-}
-
-/// The sixteen i32 lanes of `v`, added in i64.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
-fn lanes_sum_512(v: std::arch::x86_64::__m512i) -> i64 {
-    let mut lanes = [0i32; 16];
-    // SAFETY: `lanes` is 64 bytes, the size of one unaligned 512-bit store.
-    unsafe { std::arch::x86_64::_mm512_storeu_si512(lanes.as_mut_ptr().cast(), v) };
-    lanes.iter().map(|&lane| i64::from(lane)).sum()
-}
-
 /// The eight i32 lanes of `v`, added in i64.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
@@ -262,9 +188,9 @@ mod tests {
     #[test]
     fn every_kernel_computes_the_same_numbers() {
         let mut rng = Rng::new(7);
-        // Lengths that are and are not multiples of the vector widths, and long enough to pass
-        // a flush of the AVX2 and AVX-512 lanes.
-        for n in [1, 15, 16, 33, 128, 1024 + 48, 2048 + 80] {
+        // Lengths that are and are not multiples of the vector width, and long enough to pass
+        // a flush of the AVX2 lanes.
+        for n in [1, 15, 16, 33, 128, 1024 + 48] {
             let acc = random(&mut rng, n, 600);
             let weights = random(&mut rng, n, 126);
             let rows: Vec<Vec<i16>> = (0..4).map(|_| random(&mut rng, n, 500)).collect();
