@@ -1,7 +1,8 @@
-//! The Lazy SMP pool and a search's lifecycle. N workers search the same root in a crossbeam
-//! scope and share only the table, the stop flag and their node counters; the best thread is
-//! chosen by a vote. `SearchHandle` runs such a search on a thread of its own, so the caller
-//! (the UCI loop) stays free to answer `isready`, `stop` and `ponderhit`.
+//! The Lazy SMP pool and a search's lifecycle. N workers search the same root in a
+//! `std::thread::scope` (the one way threads are scoped here) and share only the table, the
+//! stop flag and their node counters; the best thread is chosen by a vote. `SearchHandle` runs
+//! such a search on a thread of its own, so the caller (the UCI loop) stays free to answer
+//! `isready`, `stop` and `ponderhit`.
 
 use crate::search::history::Memory;
 use crate::search::{Iteration, Job, Listener, Progress, Shared, Worker};
@@ -38,30 +39,30 @@ pub fn search(
         memories.resize_with(threads, Memory::default);
     }
     // Indexed by thread: `None` for a thread that did not start or panicked.
-    let results: Vec<Option<(Iteration, TtStats)>> = crossbeam::scope(|scope| {
+    let results: Vec<Option<(Iteration, TtStats)>> = std::thread::scope(|scope| {
         let mut handles = Vec::with_capacity(threads);
         for (id, memory) in memories.iter_mut().take(threads).enumerate() {
-            let worker = move |_: &crossbeam::thread::Scope| {
+            let worker = move || {
                 let _main_ends_all = (id == 0).then(|| StopOnDrop(shared));
                 let listener = if id == 0 { listener } else { None };
                 let mut worker = Worker::new(id, job, tt, shared, listener, memory);
                 let result = worker.iterate();
                 (result, worker.tt_stats())
             };
-            let spawned = scope
-                .builder()
+            let spawned = std::thread::Builder::new()
                 .name(format!("search-{id}"))
                 .stack_size(SEARCH_STACK)
-                .spawn(worker);
+                .spawn_scoped(scope, worker);
             match spawned {
                 Ok(handle) => handles.push(handle),
                 // Without the main thread nobody watches the clock: start no helpers.
                 Err(_) => break,
             }
         }
+        // Every thread is joined here, so a panicking one is a `None`, not a panic of the
+        // scope.
         handles.into_iter().map(|h| h.join().ok()).collect()
-    })
-    .unwrap_or_default();
+    });
     if results.is_empty() {
         let mut worker = Worker::new(0, job, tt, shared, listener, &mut memories[0]);
         let best = worker.iterate();
