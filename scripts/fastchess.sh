@@ -12,6 +12,6 @@
 #     -rounds 200 -sprt elo0=0 elo1=10 alpha=0.05 beta=0.05 model=normalized
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-book=${BOOK:-$here/../../shared/openings/8moves_v3.epd}
+book=${BOOK:-${FERRITE_SHARED:-$here/../../shared}/openings/8moves_v3.epd}
 exec fastchess -openings file="$book" format=epd order=random -repeat \
   -concurrency "${CONCURRENCY:-2}" -ratinginterval 50 -report penta=true "$@"

@@ -410,22 +410,32 @@ pub fn has_tables(dir: &Path) -> bool {
     })
 }
 
+/// The folder of shared data beside the checkout (tablebases, openings, data, tools): the
+/// environment's `FERRITE_SHARED`, or `../shared` from the crate. The one place the tests name
+/// it.
 #[doc(hidden)]
-pub const TEST_TABLES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/syzygy");
+pub fn shared_dir() -> std::path::PathBuf {
+    std::env::var_os("FERRITE_SHARED")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared"))
+}
 
-/// The directory of Syzygy tables the tests use, `../shared/syzygy` beside the checkout:
-/// `Some` where it holds tables. Where it does not, a test checks nothing and says so, unless
-/// `FERRITE_REQUIRE_TABLEBASES` is set (CI sets it): then their absence fails the test.
+/// The directory of Syzygy tables the tests use, `syzygy` in the shared folder
+/// (`shared_dir`): `Some` where it holds tables. Where it does not, a test checks nothing and
+/// says so, unless `FERRITE_REQUIRE_TABLEBASES` is set (CI sets it): then their absence fails
+/// the test.
 #[doc(hidden)]
-pub fn tables_for_tests() -> Option<&'static str> {
-    if has_tables(Path::new(TEST_TABLES)) {
-        return Some(TEST_TABLES);
+pub fn tables_for_tests() -> Option<String> {
+    let tables = shared_dir().join("syzygy");
+    let shown = tables.display();
+    if has_tables(&tables) {
+        return Some(tables.to_string_lossy().into_owned());
     }
     assert!(
         std::env::var_os("FERRITE_REQUIRE_TABLEBASES").is_none(),
-        "FERRITE_REQUIRE_TABLEBASES is set, and there are no Syzygy tables at {TEST_TABLES}"
+        "FERRITE_REQUIRE_TABLEBASES is set, and there are no Syzygy tables at {shown}"
     );
-    eprintln!("skipped: no Syzygy tables at {TEST_TABLES}");
+    eprintln!("skipped: no Syzygy tables at {shown} (set FERRITE_SHARED to the shared folder)");
     None
 }
 

@@ -1,8 +1,9 @@
 //! Syzygy tablebases through UCI, against the real binary: won endings are converted within
 //! the fifty-move rule and drawn ones are held with the engine playing both sides, castling
 //! positions are never probed, `tbhits` is reported, and bad paths or files change nothing
-//! but a message. The tables are `../shared/syzygy`; without them each test says so and
-//! passes without checking anything, unless `FERRITE_REQUIRE_TABLEBASES` is set (CI sets it).
+//! but a message. The tables are `syzygy` in the shared folder (`$FERRITE_SHARED`, default
+//! `../shared`); without them each test says so and passes without checking anything, unless
+//! `FERRITE_REQUIRE_TABLEBASES` is set (CI sets it).
 
 mod common;
 
@@ -14,8 +15,6 @@ use shakmaty::{CastlingMode, Chess, Color, EnPassantMode, Position};
 use shakmaty_syzygy::{AmbiguousWdl, Tablebase};
 use std::collections::HashMap;
 use std::path::PathBuf;
-
-use ferrite::syzygy::TEST_TABLES as TABLES;
 
 /// Nodes per move: enough for a sensible move, few enough for long games to stay quick.
 const NODES: u64 = 5000;
@@ -34,7 +33,8 @@ fn position(fen: &str) -> Chess {
 
 fn session_with_tables() -> Session {
     let mut engine = Session::start();
-    let messages = engine.messages(&format!("setoption name SyzygyPath value {TABLES}"));
+    let tables = ferrite::syzygy::tables_for_tests().expect("checked by tables_present");
+    let messages = engine.messages(&format!("setoption name SyzygyPath value {tables}"));
     assert!(
         messages.iter().any(|m| m.contains("tablebases: ")),
         "{messages:?}"
@@ -113,7 +113,8 @@ fn self_play(
 
 fn reference_tables() -> Tablebase<Chess> {
     let mut tables = Tablebase::new();
-    tables.add_directory(TABLES).expect("tables");
+    let dir = ferrite::syzygy::tables_for_tests().expect("checked by tables_present");
+    tables.add_directory(dir).expect("tables");
     tables
 }
 
