@@ -445,7 +445,7 @@ mod tests {
     use crate::types::{DECISIVE, MATE_BOUND};
 
     fn shared_tables() -> Option<Syzygy> {
-        Syzygy::open(tables_for_tests()?, |_| {}).syzygy
+        Syzygy::open(&tables_for_tests()?, |_| {}).syzygy
     }
 
     fn board(fen: &str) -> Board {

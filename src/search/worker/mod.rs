@@ -630,7 +630,7 @@ mod tests {
         let Some(dir) = crate::syzygy::tables_for_tests() else {
             return;
         };
-        let tables = Arc::new(Syzygy::open(dir, |_| {}).syzygy.expect("tables"));
+        let tables = Arc::new(Syzygy::open(&dir, |_| {}).syzygy.expect("tables"));
         let tt = Tt::new(1).unwrap();
         let shared = Shared::new(1);
         let mut memory = Memory::default();
