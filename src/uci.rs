@@ -15,7 +15,7 @@ use crate::time::{Limits, TimePlan};
 use crate::tt::memory::AllocError;
 use crate::tt::Tt;
 use crate::types::Bound;
-use crate::types::{MATE, MATE_BOUND, PLY_LIMIT};
+use crate::types::{mate_plies, MATE, MATE_BOUND, PLY_LIMIT};
 use crossbeam::channel::{Receiver, Sender};
 use shakmaty::{uci::UciMove, CastlingMode, Move, Position};
 use std::io::{BufRead, Write};
@@ -110,7 +110,7 @@ fn info_string(message: &str) {
 /// `score cp N` or `score mate N` (moves, negative when getting mated).
 pub fn format_score(score: i32) -> String {
     if score.abs() > MATE_BOUND {
-        let plies = MATE - score.abs();
+        let plies = mate_plies(score);
         let moves = (plies + 1) / 2;
         format!("mate {}", if score > 0 { moves } else { -moves })
     } else {

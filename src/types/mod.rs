@@ -7,6 +7,6 @@ mod score;
 
 pub use moves::{encode_move, piece_index, piece_to, Continuations, PieceTo, PIECE_TO};
 pub use score::{
-    score_from_tt, score_to_tt, Bound, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, PLY_LIMIT,
-    TB_WIN,
+    mate_in, mate_plies, mated_in, score_from_tt, score_to_tt, Bound, DECISIVE, INFINITY, MATE,
+    MATE_BOUND, MAX_PLY, PLY_LIMIT, TB_WIN,
 };

@@ -19,6 +19,21 @@ pub const DECISIVE: i32 = TB_WIN - MAX_PLY;
 /// Above every score: the bounds of a full window.
 pub const INFINITY: i32 = MATE + 1;
 
+/// The score of mating `ply` plies from the root.
+pub const fn mate_in(ply: usize) -> i32 {
+    MATE - ply as i32
+}
+
+/// The score of being mated `ply` plies from the root.
+pub const fn mated_in(ply: usize) -> i32 {
+    -MATE + ply as i32
+}
+
+/// How many plies from the root the mate of a mate score lies (either side's).
+pub const fn mate_plies(score: i32) -> i32 {
+    MATE - score.abs()
+}
+
 /// The bound a search result has against the window it was searched with.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub enum Bound {
@@ -63,6 +78,13 @@ pub fn score_from_tt(score: i32, ply: i32) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mates_by_their_distance_from_the_root() {
+        assert_eq!((mate_in(3), mated_in(4)), (MATE - 3, -MATE + 4));
+        assert_eq!((mate_plies(mate_in(3)), mate_plies(mated_in(4))), (3, 4));
+        assert!(mated_in(MAX_PLY as usize) < -MATE_BOUND + 1 && mate_in(5) > MATE_BOUND);
+    }
 
     #[test]
     fn the_ranges_nest() {

@@ -18,7 +18,7 @@ use crate::syzygy::Probing;
 use crate::time::IterationReport;
 use crate::tt::{Hit, Record, Tt, TtStats};
 use crate::types::{
-    encode_move, Bound, PieceTo, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, TB_WIN,
+    encode_move, mate_plies, Bound, PieceTo, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, TB_WIN,
 };
 use shakmaty::{Chess, Move, MoveList, Position};
 
@@ -287,7 +287,7 @@ impl<'a> Worker<'a> {
                 break;
             }
             // A proven mate well inside the horizon will not change with more depth.
-            if score.abs() > MATE_BOUND && search_depth > 2 * (MATE - score.abs()) + 8 {
+            if score.abs() > MATE_BOUND && search_depth > 2 * mate_plies(score) + 8 {
                 break;
             }
             depth = search_depth + 1;
@@ -374,7 +374,7 @@ impl<'a> Worker<'a> {
         self.job
             .limits
             .mate
-            .is_some_and(|moves| score.abs() > MATE_BOUND && MATE - score.abs() < 2 * moves)
+            .is_some_and(|moves| score.abs() > MATE_BOUND && mate_plies(score) < 2 * moves)
     }
 
     /// The legal moves the root may play: `go searchmoves` and MultiPV leave some out.

@@ -9,7 +9,9 @@ use crate::params;
 use crate::search::movepick::{is_tactical, MovePicker};
 use crate::search::see::see_ge;
 use crate::tt::{Hit, Record};
-use crate::types::{encode_move, piece_to, Bound, DECISIVE, INFINITY, MATE, MAX_PLY, PLY_LIMIT};
+use crate::types::{
+    encode_move, mate_in, mated_in, piece_to, Bound, DECISIVE, INFINITY, MAX_PLY, PLY_LIMIT,
+};
 use shakmaty::{Move, MoveList, Position};
 
 /// What the singular-extension search found about the table move.
@@ -100,8 +102,8 @@ impl Worker<'_> {
                 return if in_check { 0 } else { self.evaluate() };
             }
             // No mate found from here can be shorter than one already found nearer the root.
-            alpha = alpha.max(-MATE + ply as i32);
-            beta = beta.min(MATE - ply as i32 - 1);
+            alpha = alpha.max(mated_in(ply));
+            beta = beta.min(mate_in(ply + 1));
             if alpha >= beta {
                 return alpha;
             }
@@ -419,7 +421,7 @@ impl Worker<'_> {
         }
 
         if !any_legal {
-            return if node.in_check { -MATE + ply as i32 } else { 0 };
+            return if node.in_check { mated_in(ply) } else { 0 };
         }
         if node.excluded.is_some() {
             // Nothing is stored, since the result leaves out a move. The singular test reads

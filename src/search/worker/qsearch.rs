@@ -6,7 +6,7 @@ use crate::params;
 use crate::search::movepick::MovePicker;
 use crate::search::see::see_ge;
 use crate::tt::Record;
-use crate::types::{encode_move, piece_to, Bound, MATE, PLY_LIMIT};
+use crate::types::{encode_move, mated_in, piece_to, Bound, PLY_LIMIT};
 
 impl Worker<'_> {
     /// The quiescence search of the current position in the window (`alpha`, `beta`).
@@ -36,7 +36,7 @@ impl Worker<'_> {
         }
         let original_alpha = alpha;
         let (raw_eval, static_eval, mut best_score) = if in_check {
-            (EVAL_NONE, EVAL_NONE, -MATE + ply as i32)
+            (EVAL_NONE, EVAL_NONE, mated_in(ply))
         } else {
             let raw = hit.map_or_else(|| self.evaluate(), |h| h.eval);
             let eval = self.corrected(&self.correction_keys(ply), raw);
@@ -108,7 +108,7 @@ impl Worker<'_> {
             }
         }
         if in_check && !any_legal {
-            return -MATE + ply as i32;
+            return mated_in(ply);
         }
         let bound = bound_of(best_score, original_alpha, beta);
         self.store(Record {
