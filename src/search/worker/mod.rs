@@ -86,8 +86,9 @@ pub struct Worker<'a> {
     job: &'a Job,
     listener: Option<&'a dyn Listener>,
     multipv: usize,
-    /// Root moves already given a line in this iteration (MultiPV).
-    excluded: Vec<Move>,
+    /// Root moves already given a line in this iteration (MultiPV); `excluded` is the
+    /// singular test's move alone.
+    earlier_lines: Vec<Move>,
     /// The thread's move histories and evaluation correction, kept between searches.
     memory: &'a mut Memory,
     lmr: Box<[[i32; 64]; 64]>,
@@ -138,7 +139,7 @@ impl<'a> Worker<'a> {
                 (0, None) => job.multipv.max(1),
                 _ => 1,
             },
-            excluded: Vec::new(),
+            earlier_lines: Vec::new(),
             memory,
             lmr: lmr_table(),
             stack: Box::new([Frame::default(); MAX_PLY as usize + 4]),
@@ -215,7 +216,7 @@ impl<'a> Worker<'a> {
                 depth
             };
             let mut lines: Vec<Iteration> = Vec::with_capacity(lines_wanted);
-            self.excluded.clear();
+            self.earlier_lines.clear();
             for (line, &previous) in previous_scores.iter().enumerate() {
                 let (score, bound) = self.aspiration(search_depth, previous, line + 1);
                 if self.stopped {
@@ -225,7 +226,7 @@ impl<'a> Worker<'a> {
                 if pv.is_empty() {
                     pv.push(root_moves[0]);
                 }
-                self.excluded.push(pv[0]);
+                self.earlier_lines.push(pv[0]);
                 lines.push(Iteration {
                     depth: search_depth,
                     seldepth: self.seldepth,
@@ -362,7 +363,7 @@ impl<'a> Worker<'a> {
 
     fn root_allowed(&self, mv: &Move) -> bool {
         (self.job.search_moves.is_empty() || self.job.search_moves.contains(mv))
-            && !self.excluded.contains(mv)
+            && !self.earlier_lines.contains(mv)
     }
 
     /// How this thread used the table.

@@ -13,6 +13,7 @@ use crate::types::{
     encode_move, mate_in, mated_in, piece_to, Bound, DECISIVE, INFINITY, MAX_PLY, PLY_LIMIT,
 };
 use shakmaty::{Move, MoveList, Position};
+use std::ops::ControlFlow;
 
 /// What the singular-extension search found about the table move.
 enum Singular {
@@ -84,6 +85,16 @@ impl Worker<'_> {
         ply: usize,
         cut: bool,
     ) -> i32 {
+        debug_assert!(
+            -INFINITY <= alpha && alpha < beta && beta <= INFINITY,
+            "window ({alpha}, {beta})"
+        );
+        debug_assert!(ply <= PLY_LIMIT, "ply {ply}");
+        // A PV node (an open window) is never expected to fail high.
+        debug_assert!(
+            !(cut && beta - alpha > 1),
+            "a cut node with window ({alpha}, {beta})"
+        );
         if depth <= 0 {
             return self.qsearch(alpha, beta, ply);
         }
@@ -109,12 +120,12 @@ impl Worker<'_> {
             }
         }
         let node = match self.enter_node(alpha, beta, depth, ply, cut, in_check) {
-            Ok(node) => node,
-            Err(score) => return score,
+            ControlFlow::Continue(node) => node,
+            ControlFlow::Break(score) => return score,
         };
         let tablebases = match self.tablebase_bounds(&node, alpha, beta) {
-            Ok(bounds) => bounds,
-            Err(score) => return score,
+            ControlFlow::Continue(bounds) => bounds,
+            ControlFlow::Break(score) => return score,
         };
         self.memory.history.clear_killers(ply + 1);
         if let Some(score) = self.prune_node(&node, beta) {
@@ -140,7 +151,7 @@ impl Worker<'_> {
         ply: usize,
         cut: bool,
         in_check: bool,
-    ) -> Result<Node, i32> {
+    ) -> ControlFlow<i32, Node> {
         let root = ply == 0;
         let pv_node = beta - alpha > 1;
         // Set while this node is a singular-extension search that leaves out one move.
@@ -162,7 +173,7 @@ impl Worker<'_> {
                     || (hit.bound == Bound::Exact && !root && hit.depth > self.root_depth));
             if usable && hit.cuts_off(depth, alpha, beta) {
                 self.stats.cutoffs += 1;
-                return Err(hit.score);
+                return ControlFlow::Break(hit.score);
             }
         }
 
@@ -197,7 +208,7 @@ impl Worker<'_> {
             && ply >= 2
             && (self.stack[ply - 2].static_eval == EVAL_NONE
                 || static_eval > self.stack[ply - 2].static_eval);
-        Ok(Node {
+        ControlFlow::Continue(Node {
             ply,
             depth,
             root,
@@ -217,23 +228,23 @@ impl Worker<'_> {
     }
 
     /// Tablebases: after a capture or pawn move into few enough pieces the tables know the
-    /// outcome. A result that settles the window ends the node (`Err`, stored); otherwise a
+    /// outcome. A result that settles the window ends the node (`Break`, stored); otherwise a
     /// PV node keeps it as a floor or a ceiling for its moves.
     fn tablebase_bounds(
         &mut self,
         node: &Node,
         alpha: i32,
         beta: i32,
-    ) -> Result<TablebaseBounds, i32> {
+    ) -> ControlFlow<i32, TablebaseBounds> {
         let mut bounds = TablebaseBounds {
             floor: -INFINITY,
             ceiling: INFINITY,
         };
         if node.root || node.excluded.is_some() {
-            return Ok(bounds);
+            return ControlFlow::Continue(bounds);
         }
         let Some((score, bound)) = self.probe_tablebases(node.depth, node.ply) else {
-            return Ok(bounds);
+            return ControlFlow::Continue(bounds);
         };
         let settles = match bound {
             Bound::Lower => score >= beta,
@@ -250,7 +261,7 @@ impl Worker<'_> {
                 depth: (node.depth + 6).min(MAX_PLY - 1),
                 bound,
             });
-            return Err(score);
+            return ControlFlow::Break(score);
         }
         if node.pv_node {
             match bound {
@@ -258,7 +269,7 @@ impl Worker<'_> {
                 _ => bounds.ceiling = score,
             }
         }
-        Ok(bounds)
+        ControlFlow::Continue(bounds)
     }
 
     /// Pruning of the whole node before its moves, off the PV and out of check: the score
@@ -603,7 +614,7 @@ impl Worker<'_> {
         // A later MultiPV line searches the root without the lines before it: its result is
         // not the position's, so neither the correction nor the table learns it (the table's
         // move would lead the next iteration's first line with this line's move).
-        if node.root && !self.excluded.is_empty() {
+        if node.root && !self.earlier_lines.is_empty() {
             return best_score;
         }
         // A quiet best move's score says how far the corrected evaluation was still off, where

@@ -6,11 +6,16 @@ use crate::params;
 use crate::search::movepick::MovePicker;
 use crate::search::see::see_ge;
 use crate::tt::Record;
-use crate::types::{encode_move, mated_in, piece_to, Bound, PLY_LIMIT};
+use crate::types::{encode_move, mated_in, piece_to, Bound, INFINITY, PLY_LIMIT};
 
 impl Worker<'_> {
     /// The quiescence search of the current position in the window (`alpha`, `beta`).
     pub(super) fn qsearch(&mut self, mut alpha: i32, beta: i32, ply: usize) -> i32 {
+        debug_assert!(
+            -INFINITY <= alpha && alpha < beta && beta <= INFINITY,
+            "window ({alpha}, {beta})"
+        );
+        debug_assert!(ply <= PLY_LIMIT, "ply {ply}");
         self.pv_len[ply] = ply;
         if self.count_node() {
             return 0;
