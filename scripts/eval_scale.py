@@ -13,8 +13,9 @@ file (`FEN | score | result | move`, as in ../shared/data) or an EPD file.
 import argparse
 import math
 import random
-import subprocess
 import sys
+
+from uci_engine import Engine
 
 
 def read_fens(path, count, seed):
@@ -33,42 +34,21 @@ def read_fens(path, count, seed):
 
 
 def evaluations(engine, net, fens):
-    proc = subprocess.Popen(
-        [engine], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
-    )
-
-    def send(line):
-        proc.stdin.write(line + "\n")
-        proc.stdin.flush()
-
-    def until(prefix):
-        lines = []
-        while True:
-            line = proc.stdout.readline()
-            if not line:
-                sys.exit("engine exited")
-            lines.append(line.strip())
-            if line.startswith(prefix):
-                return lines
-
-    send(f"setoption name EvalFile value {net}")
-    send("isready")
-    loaded = until("readyok")
-    if not any("evaluation: network" in l for l in loaded):
-        sys.exit(f"the network did not load: {loaded}")
-    pairs = []
-    for fen in fens:
-        send(f"position fen {fen}")
-        send("eval")
-        send("isready")
-        for line in until("readyok"):
-            if "hand-crafted" in line and "network" in line:
-                words = line.replace(",", " ").split()
-                hce = int(words[words.index("hand-crafted") + 1])
-                nn = int(words[words.index("network") + 1])
-                pairs.append((hce, nn))
-    send("quit")
-    proc.wait()
+    with Engine([engine]) as uci:
+        loaded = uci.ready(f"setoption name EvalFile value {net}")
+        if not any("evaluation: network" in l for l in loaded):
+            sys.exit(f"the network did not load: {loaded}")
+        pairs = []
+        for fen in fens:
+            uci.send(f"position fen {fen}")
+            uci.send("eval")
+            uci.send("isready")
+            for line in uci.until("readyok"):
+                if "hand-crafted" in line and "network" in line:
+                    words = line.replace(",", " ").split()
+                    hce = int(words[words.index("hand-crafted") + 1])
+                    nn = int(words[words.index("network") + 1])
+                    pairs.append((hce, nn))
     return pairs
 
 

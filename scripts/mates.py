@@ -16,10 +16,11 @@ every position; run it on otherwise idle cores. Needs python-chess.
 
 import argparse
 import csv
-import subprocess
 import sys
 
 import chess
+
+from uci_engine import Engine
 
 
 def suite(path):
@@ -34,38 +35,25 @@ def suite(path):
     return positions
 
 
-class Engine:
+class Searcher(Engine):
+    """An engine set up for the suite: one thread, the given Hash."""
+
     def __init__(self, command, hash_mib):
-        self.process = subprocess.Popen(
-            command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1
-        )
+        super().__init__(command, shell=True)
         self.send("uci")
-        self.wait_for("uciok")
+        self.until("uciok")
         self.send(f"setoption name Hash value {hash_mib}")
-        self.send("setoption name Threads value 1")
-        self.send("isready")
-        self.wait_for("readyok")
-
-    def send(self, line):
-        self.process.stdin.write(line + "\n")
-
-    def wait_for(self, token):
-        lines = []
-        for line in self.process.stdout:
-            lines.append(line.strip())
-            if line.startswith(token):
-                return lines
-        raise RuntimeError(f"engine exited before '{token}'")
+        self.ready("setoption name Threads value 1")
 
     def search(self, fen, go):
         """The last mate/cp score and PV the engine reported before `bestmove`."""
         self.send("ucinewgame")
         self.send(f"position fen {fen} 0 1")
         self.send("isready")
-        self.wait_for("readyok")
+        self.until("readyok")
         self.send(go)
         score, pv = None, []
-        for line in self.wait_for("bestmove"):
+        for line in self.until("bestmove"):
             words = line.split()
             if words[:1] != ["info"] or "score" not in words:
                 continue
@@ -75,10 +63,6 @@ class Engine:
             score = (words[at + 1], int(words[at + 2]))
             pv = words[words.index("pv") + 1 :] if "pv" in words else []
         return score, pv
-
-    def quit(self):
-        self.send("quit")
-        self.process.wait(timeout=10)
 
 
 def judge(fen, proven, score, pv):
@@ -120,7 +104,7 @@ def main():
     summary = []
     for spec in args.engines:
         name, command = spec.split("=", 1)
-        engine = Engine(command, args.hash)
+        engine = Searcher(command, args.hash)
         counts = {"best": 0, "found": 0, "none": 0, "wrong": 0}
         for fen, proven in positions:
             score, pv = engine.search(fen, go)

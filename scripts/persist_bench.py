@@ -9,39 +9,11 @@ Usage: python3 scripts/persist_bench.py [--engine target/release/ferrite] [--mib
 import argparse
 import os
 import re
-import subprocess
 import time
 
+from uci_engine import Engine
+
 FEN = "r1bq1rk1/pp2bppp/2n1pn2/3p4/2PP4/2N1PN2/PP1B1PPP/R2QKB1R w KQ - 0 8"
-
-
-class Engine:
-    def __init__(self, path):
-        self.p = subprocess.Popen([path], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, bufsize=1)
-
-    def send(self, line):
-        self.p.stdin.write(line + "\n")
-        self.p.stdin.flush()
-
-    def until(self, prefix):
-        lines = []
-        while True:
-            line = self.p.stdout.readline()
-            if not line:
-                raise RuntimeError(f"engine exited waiting for {prefix}: {lines[-5:]}")
-            lines.append(line.strip())
-            if line.startswith(prefix):
-                return lines
-
-    def ready(self, command=None):
-        if command:
-            self.send(command)
-        self.send("isready")
-        return [l for l in self.until("readyok") if l.startswith("info string")]
-
-    def quit(self):
-        self.send("quit")
-        self.p.wait(timeout=30)
 
 
 def time_to_depth(engine, depth):
@@ -65,7 +37,7 @@ def main():
 
     for mib in args.mib:
         path = os.path.join(args.dir, f"ferrite-bench-{mib}.hash")
-        e = Engine(args.engine)
+        e = Engine([args.engine])
         e.ready(f"setoption name Hash value {mib}")
         e.ready(f"setoption name Hash File value {path}")
         fresh_s, fresh_nodes = time_to_depth(e, args.depth)
@@ -76,13 +48,13 @@ def main():
         saved = e.ready("setoption name Save Hash")
         e.quit()
 
-        e = Engine(args.engine)
+        e = Engine([args.engine])
         e.ready(f"setoption name Hash File value {path}")
         loaded = e.ready("setoption name Load Hash")
         warm_s, warm_nodes = time_to_depth(e, args.depth)
         e.quit()
 
-        fresh = Engine(args.engine)
+        fresh = Engine([args.engine])
         fresh.ready(f"setoption name Hash value {mib}")
         cold_s, cold_nodes = time_to_depth(fresh, args.depth)
         fresh.quit()

@@ -10,24 +10,9 @@ real figure is measured. Run it on an idle machine.
 """
 import argparse
 import statistics
-import subprocess
 import time
 
-
-class Engine:
-    def __init__(self, binary: str):
-        self.proc = subprocess.Popen([binary], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     text=True, bufsize=1)
-
-    def send(self, line: str) -> None:
-        self.proc.stdin.write(line + "\n")
-        self.proc.stdin.flush()
-
-    def until(self, prefix: str) -> None:
-        for line in self.proc.stdout:
-            if line.startswith(prefix):
-                return
-        raise RuntimeError(f"engine exited before '{prefix}'")
+from uci_engine import Engine
 
 
 def timed(action) -> float:
@@ -45,7 +30,7 @@ def main() -> None:
     args = parser.parse_args()
     results: dict[str, list[float]] = {"isready": [], "stop": [], "quit": []}
     for _ in range(args.trials):
-        engine = Engine(args.binary)
+        engine = Engine([args.binary])
         engine.send("uci")
         engine.until("uciok")
         engine.send("position startpos")
@@ -67,7 +52,7 @@ def main() -> None:
 
         def quit_():
             engine.send("quit")
-            engine.proc.wait()
+            engine.process.wait()
 
         results["quit"].append(timed(quit_))
     for name, times in results.items():
