@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The least clock each engine had left after a move, from a tournament manager's PGN (a
 time control such as 10+0.1 in the TimeControl tag and each move's time in its comment, as
-fastchess and cutechess-cli write `{+0.31/16 0.263s}`). Standard library only.
+fastchess and cutechess-cli write `{+0.31/16 0.263s}`), read with python-chess's PGN reader,
+the one PGN reader of scripts/ (`pip install chess`).
 
     python3 scripts/clock_left.py games.pgn [more.pgn ...]
 
@@ -11,8 +12,9 @@ game where that happened; a game without a parsable TimeControl is skipped and c
 import re
 import sys
 
-TAG = re.compile(r'^\[(\w+) "(.*)"\]\s*$')
-MOVE_TIME = re.compile(r"\{[^}]*?(\d+(?:\.\d+)?)s\}")
+import chess.pgn
+
+MOVE_TIME = re.compile(r"(\d+(?:\.\d+)?)s\b")
 
 
 def time_control(tag: str):
@@ -23,20 +25,15 @@ def time_control(tag: str):
     return float(match.group(1)), float(match.group(2) or 0)
 
 
-def games(text: str):
-    """Each game's tags and move text."""
-    tags, moves = {}, []
-    for line in text.splitlines():
-        tag = TAG.match(line)
-        if tag:
-            if moves:
-                yield tags, " ".join(moves)
-                tags, moves = {}, []
-            tags[tag.group(1)] = tag.group(2)
-        elif line.strip():
-            moves.append(line.strip())
-    if tags:
-        yield tags, " ".join(moves)
+def games(path: str):
+    """Each game's tags and the time each move took (None where its comment has none)."""
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        while (game := chess.pgn.read_game(handle)) is not None:
+            times = []
+            for node in game.mainline():
+                spent = MOVE_TIME.search(node.comment)
+                times.append(float(spent.group(1)) if spent else None)
+            yield game.headers, times
 
 
 def main() -> int:
@@ -48,11 +45,11 @@ def main() -> int:
     skipped = 0
     for path in sys.argv[1:]:
         try:
-            text = open(path, encoding="utf-8", errors="replace").read()
+            found = list(enumerate(games(path), 1))
         except OSError as err:
             print(f"{path}: {err}", file=sys.stderr)
             return 1
-        for number, (tags, moves) in enumerate(games(text), 1):
+        for number, (tags, times) in found:
             control = time_control(tags.get("TimeControl", ""))
             if control is None:
                 skipped += 1
@@ -64,8 +61,11 @@ def main() -> int:
             clocks = [base, base]
             for name in players:
                 counts.setdefault(name, [0, 0])[0] += 1
-            for spent in MOVE_TIME.findall(moves):
-                clocks[side] -= float(spent)
+            for spent in times:
+                if spent is None:
+                    side ^= 1
+                    continue
+                clocks[side] -= spent
                 name = players[side]
                 counts[name][1] += 1
                 if name not in least or clocks[side] < least[name][0]:
