@@ -14,8 +14,7 @@ import csv
 import math
 import os
 
-WIDTH, HEIGHT, MARGIN = 640, 400, 60
-COLOURS = ["#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e"]
+from svg_plot import Plot
 
 
 def against_hand_crafted(row: dict, rows: list, seen: tuple = ()) -> tuple:
@@ -53,47 +52,14 @@ def main() -> None:
         x_hi += 1
     y_lo = min(-100.0, min(e - err for _, e, err, _ in points))
     y_hi = max(100.0, max(e + err for _, e, err, _ in points))
-
-    def sx(positions: float) -> float:
-        return MARGIN + (math.log10(positions) - x_lo) / (x_hi - x_lo) * (WIDTH - 2 * MARGIN)
-
-    def sy(elo: float) -> float:
-        return HEIGHT - MARGIN - (elo - y_lo) / (y_hi - y_lo) * (HEIGHT - 2 * MARGIN)
-
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{HEIGHT}" '
-           'font-family="sans-serif" font-size="12">',
-           f'<rect width="{WIDTH}" height="{HEIGHT}" fill="white"/>',
-           f'<line x1="{MARGIN}" y1="{sy(0)}" x2="{WIDTH - MARGIN}" y2="{sy(0)}" '
-           'stroke="#888" stroke-dasharray="4"/>',
-           f'<text x="{WIDTH - MARGIN}" y="{sy(0) - 4}" text-anchor="end">hand-crafted</text>',
-           f'<text x="{WIDTH / 2}" y="{HEIGHT - 15}" text-anchor="middle">'
-           'training positions (log scale)</text>',
-           f'<text x="15" y="{HEIGHT / 2}" transform="rotate(-90 15 {HEIGHT / 2})" '
-           'text-anchor="middle">Elo vs hand-crafted</text>']
-    for decade in range(x_lo, x_hi + 1):
-        x = sx(10 ** decade)
-        out.append(f'<line x1="{x}" y1="{HEIGHT - MARGIN}" x2="{x}" y2="{HEIGHT - MARGIN + 5}" '
-                   'stroke="black"/>')
-        out.append(f'<text x="{x}" y="{HEIGHT - MARGIN + 18}" text-anchor="middle">'
-                   f'1e{decade}</text>')
-    step = 100
-    for elo in range(int(math.ceil(y_lo / step) * step), int(y_hi) + 1, step):
-        out.append(f'<text x="{MARGIN - 8}" y="{sy(elo) + 4}" text-anchor="end">{elo}</text>')
-    for i, hidden in enumerate(sorted({h for _, _, _, h in points})):
-        colour = COLOURS[i % len(COLOURS)]
-        series = sorted((p, e, err) for p, e, err, h in points if h == hidden)
-        path = " ".join(f"{sx(p):.1f},{sy(e):.1f}" for p, e, _ in series)
-        out.append(f'<polyline points="{path}" fill="none" stroke="{colour}"/>')
-        for p, e, err in series:
-            x = sx(p)
-            out.append(f'<line x1="{x}" y1="{sy(e - err)}" x2="{x}" y2="{sy(e + err)}" '
-                       f'stroke="{colour}"/>')
-            out.append(f'<circle cx="{x}" cy="{sy(e)}" r="4" fill="{colour}"/>')
-        out.append(f'<text x="{MARGIN + 10}" y="{MARGIN + 16 * i}" fill="{colour}">'
-                   f'{hidden} hidden</text>')
-    out.append("</svg>")
-    with open(args.out, "w") as f:
-        f.write("\n".join(out) + "\n")
+    plot = Plot((10 ** x_lo, 10 ** x_hi), (y_lo, y_hi), "training positions (log scale)",
+                "Elo vs hand-crafted", log_x=True, zero_label="hand-crafted")
+    plot.x_ticks((10 ** decade, f"1e{decade}") for decade in range(x_lo, x_hi + 1))
+    plot.y_ticks(100)
+    for hidden in sorted({h for _, _, _, h in points}):
+        plot.series(f"{hidden} hidden", [(p, e, err) for p, e, err, h in points if h == hidden],
+                    connect=True)
+    plot.save(args.out)
     print(f"{args.out}: {len(points)} result(s)")
 
 
