@@ -62,7 +62,8 @@ pub fn table_move(pos: &Chess, in_check: bool, code: u16) -> Option<Move> {
                 to,
                 promotion,
             };
-            return (encode_move(mv) == code && movegen::is_legal(pos, in_check, mv)).then_some(mv);
+            // Built from the code's own squares and promotion, the move has that code.
+            return movegen::is_legal(pos, in_check, mv).then_some(mv);
         }
     };
     candidates
@@ -211,19 +212,14 @@ impl MovePicker {
         picker
     }
 
-    /// Whether `mv` was already handed out by an earlier stage.
-    fn already_given(&self, mv: Move) -> bool {
-        Some(mv) == self.tt_move
-            || (self.stage > Stage::FirstKiller && Some(mv) == self.killers[0])
-            || (self.stage > Stage::SecondKiller && Some(mv) == self.killers[1])
-            || (self.stage > Stage::Counter && Some(mv) == self.counter)
-    }
-
-    /// A killer or counter-move (`slot` 1, 2 or 3), if it is a quiet move, legal here and not
-    /// given before; kept among the moves handed out.
+    /// A killer or counter-move (`slot` 1, 2 or 3), if it is a quiet move, not handed out
+    /// before and legal here; kept among the moves handed out. (A move from elsewhere whose
+    /// code a handed-out move has is either that move or illegal here.)
     fn refutation(&mut self, pos: &Chess, mv: Option<Move>, slot: usize) -> Option<Move> {
         let mv = mv.filter(|&mv| {
-            !is_tactical(mv) && !self.already_given(mv) && movegen::is_legal(pos, self.in_check, mv)
+            !is_tactical(mv)
+                && !self.handed.contains(&encode_move(mv))
+                && movegen::is_legal(pos, self.in_check, mv)
         })?;
         self.handed[slot] = encode_move(mv);
         Some(mv)
