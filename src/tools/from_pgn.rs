@@ -7,9 +7,8 @@
 
 use super::datagen::{encode, DatagenError, GameRecord};
 use super::pgn::{self, PgnGame};
-use crate::board::Board;
 use crate::types::{MATE, MAX_PLY};
-use shakmaty::{san::San, CastlingMode, Color, EnPassantMode};
+use shakmaty::{Color, EnPassantMode};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -64,11 +63,7 @@ pub fn record(game: &PgnGame) -> Result<GameRecord, String> {
             ));
         }
     }
-    let mut board = match game.tag("FEN") {
-        Some(fen) => Board::from_fen(fen, CastlingMode::Standard)
-            .map_err(|e| format!("start position: {e}"))?,
-        None => Board::default(),
-    };
+    let mut board = game.start()?;
     let result = match (game.tag("Result"), game.termination.as_deref()) {
         (Some(tag), Some(end)) if tag != end => {
             return Err(format!(
@@ -88,10 +83,7 @@ pub fn record(game: &PgnGame) -> Result<GameRecord, String> {
     let mut moves = Vec::new();
     for (number, (san, comment)) in game.moves.iter().enumerate() {
         let at = format!("move {} ({san})", number + 1);
-        let mv = San::from_ascii(san.as_bytes())
-            .ok()
-            .and_then(|san| san.to_move(board.pos()).ok())
-            .ok_or_else(|| format!("{at}: not a legal move here"))?;
+        let mv = pgn::san_move(&board, san).map_err(|e| format!("{at}: {e}"))?;
         match comment.as_deref() {
             Some("book") if start_fen.is_none() => {}
             Some("book") => return Err(format!("{at}: a book move after scored moves")),

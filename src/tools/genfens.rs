@@ -14,7 +14,7 @@ use super::pgn;
 use crate::board::Board;
 use crate::eval::Evaluation;
 use crate::rng::SplitMix64 as Rng;
-use shakmaty::{san::San, CastlingMode, EnPassantMode};
+use shakmaty::{CastlingMode, EnPassantMode};
 use std::path::{Path, PathBuf};
 
 /// A `genfens` command's arguments.
@@ -87,16 +87,9 @@ pub fn read_book(path: &Path) -> Result<Vec<String>, String> {
     if is_pgn {
         for game in pgn::games(&text) {
             let at = format!("{} game at line {}", path.display(), game.line);
-            let mut board = match game.tag("FEN") {
-                Some(fen) => Board::from_fen(fen, CastlingMode::Standard)
-                    .map_err(|e| format!("{at}: {e}"))?,
-                None => Board::default(),
-            };
+            let mut board = game.start().map_err(|e| format!("{at}: {e}"))?;
             for (san, _) in &game.moves {
-                let mv = San::from_ascii(san.as_bytes())
-                    .ok()
-                    .and_then(|san| san.to_move(board.pos()).ok())
-                    .ok_or_else(|| format!("{at}: {san} is not a legal move"))?;
+                let mv = pgn::san_move(&board, san).map_err(|e| format!("{at}: {e}"))?;
                 board.play(mv);
             }
             fens.push(

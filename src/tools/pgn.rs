@@ -1,8 +1,10 @@
 //! A PGN reader for the games other programs write: tag pairs, then moves in SAN, each with
 //! the comment that follows it (fastchess writes the engine's score and depth there), and the
-//! result. Move numbers, NAGs, `;` comments and variations are skipped. Games are replayed
-//! from their `FEN` tag (or the initial position) by whoever reads them: this only splits the
-//! text.
+//! result. Move numbers, NAGs, `;` comments and variations are skipped. `PgnGame::start` and
+//! `san_move` replay a game from its `FEN` tag (or the initial position).
+
+use crate::board::Board;
+use shakmaty::{san::San, CastlingMode, Move};
 
 /// One game's text, split.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -25,6 +27,24 @@ impl PgnGame {
             .find(|(tag, _)| tag == name)
             .map(|(_, value)| value.as_str())
     }
+
+    /// The position the game starts from: its `FEN` tag (standard castling), or the initial
+    /// position.
+    pub fn start(&self) -> Result<Board, String> {
+        match self.tag("FEN") {
+            Some(fen) => Board::from_fen(fen, CastlingMode::Standard)
+                .map_err(|e| format!("start position: {e}")),
+            None => Ok(Board::default()),
+        }
+    }
+}
+
+/// The legal move of `board` that `san` names, or why there is none.
+pub fn san_move(board: &Board, san: &str) -> Result<Move, String> {
+    San::from_ascii(san.as_bytes())
+        .ok()
+        .and_then(|parsed| parsed.to_move(board.pos()).ok())
+        .ok_or_else(|| format!("{san} is not a legal move here"))
 }
 
 const RESULTS: [&str; 4] = ["1-0", "0-1", "1/2-1/2", "*"];
