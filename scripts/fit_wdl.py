@@ -11,7 +11,7 @@ clamped to 17..78),
     win = 1 / (1 + exp((a - x) / b)),   loss = 1 / (1 + exp((a + x) / b)),   draw = the rest
 
 and the eight constants maximise the likelihood of the games' results. Input: datagen's
-viriformat files (.vf, read through `ferrite datagen --export`) or lines `FEN | score | result
+viriformat files (.vf, read through `ferrite-lab export`) or lines `FEN | score | result
 | ...` (White's view; plain or .xz), as in ../shared/data/. Positions with |score| >= 2000
 (mates, decided games) are left out.
 
@@ -29,14 +29,14 @@ VALUES = {"p": 1, "n": 3, "b": 3, "r": 5, "q": 9}
 
 def text_lines(path, ferrite):
     """The `FEN | score | result | move` lines of a data file: a viriformat file (.vf) through
-    `ferrite datagen --export`, the one reader of that format; text as it is (plain or .xz)."""
+    `ferrite-lab export`, the one reader of that format; text as it is (plain or .xz)."""
     if path.endswith(".vf"):
         with subprocess.Popen(
-            [ferrite, "datagen", "--export", path], stdout=subprocess.PIPE, text=True
+            [ferrite, "export", path], stdout=subprocess.PIPE, text=True
         ) as export:
             yield from export.stdout
         if export.returncode != 0:
-            sys.exit(f"{ferrite} datagen --export {path} failed ({export.returncode})")
+            sys.exit(f"{ferrite} export {path} failed ({export.returncode})")
         return
     opener = lzma.open if path.endswith(".xz") else open
     with opener(path, "rt") as f:
@@ -121,8 +121,8 @@ def main():
     parser.add_argument("--lr", type=float, default=0.5)
     parser.add_argument(
         "--ferrite",
-        default="target/release/ferrite",
-        help="the binary that exports .vf files (default: target/release/ferrite)",
+        default="target/release/ferrite-lab",
+        help="the lab binary that exports .vf files (default: target/release/ferrite-lab)",
     )
     args = parser.parse_args()
     bins, used = read(args.data, args.ferrite)

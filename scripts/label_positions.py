@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Relabels tuning positions with a stronger engine's expected score, for `ferrite tune`.
+"""Relabels tuning positions with a stronger engine's expected score, for `ferrite-lab tune`.
 
 A game result is a noisy label: one blunder forty moves later flips it. A strong engine's
 win/draw/loss estimate after a short search says far more about each position, so fewer

@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """An OpenBench DATAGEN workload run by hand on this machine, end to end: openings from
 OpenBench's own genfens routine, games by fastchess with the flags OpenBench's worker passes,
-the PGN compacted by OpenBench's pgn_util as a worker uploads it, then `ferrite datagen
---from-pgn` and `datagen --check`; last, every converted score against the score the PGN
+the PGN compacted by OpenBench's pgn_util as a worker uploads it, then `ferrite-lab from-pgn`
+and `ferrite-lab check`; last, every converted score against the score the PGN
 shows (read with python-chess, not with Ferrite's reader).
 
     python3 scripts/openbench_datagen.py --games 300 --nodes 5000 --concurrency 2 \
-        --seed 45001 --out ob-run [--engine target/release/ferrite]
+        --seed 45001 --out ob-run [--engine target/release/ferrite] [--lab target/release/ferrite-lab]
 
 Needs fastchess on PATH, the pip packages `chess` and `requests`, and OpenBench's source
 tarball under $FERRITE_SHARED/tools (default ../shared). Prints the positions a second of the
-whole path (genfens, games, conversion), for comparison with `ferrite datagen` on the same
+whole path (genfens, games, conversion), for comparison with `ferrite-lab datagen` on the same
 cores.
 """
 import argparse
@@ -55,6 +55,8 @@ def pgn_scores(path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", default=os.path.join(ROOT, "target", "release", "ferrite"))
+    parser.add_argument("--lab", default=os.path.join(ROOT, "target", "release", "ferrite-lab"),
+                        help="the lab binary that converts, checks and exports the data")
     parser.add_argument("--games", type=int, default=300)
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--concurrency", type=int, default=2)
@@ -62,6 +64,7 @@ def main():
     parser.add_argument("--out", required=True, help="a new directory for the run's files")
     args = parser.parse_args()
     engine = os.path.abspath(args.engine)
+    lab = os.path.abspath(args.lab)
     tarball = sorted(glob.glob(os.path.join(SHARED, "tools", "openbench-*.tar.gz")))
     if not tarball:
         sys.exit(f"OpenBench's source not found under {SHARED}/tools")
@@ -103,19 +106,19 @@ def main():
     with open(os.path.join("PGNs", "upload.pgn"), "w") as f:
         f.write(pgn_util.process_pgn_file(os.path.join("PGNs", "raw.pgn"), 1.0, True))
     converted = subprocess.run(
-        [engine, "datagen", "--from-pgn", "PGNs/upload.pgn", "--output", "upload.vf"],
+        [lab, "from-pgn", "PGNs/upload.pgn", "--output", "upload.vf"],
         capture_output=True, text=True, check=True)
     elapsed = time.time() - start
     print(converted.stdout.strip())
     print(converted.stderr.strip())
     raw = subprocess.run(
-        [engine, "datagen", "--from-pgn", "PGNs/raw.pgn", "--output", "raw.vf"],
+        [lab, "from-pgn", "PGNs/raw.pgn", "--output", "raw.vf"],
         capture_output=True, text=True, check=True)
     print("raw form:", raw.stdout.strip())
-    check = subprocess.run([engine, "datagen", "--check", "upload.vf"],
+    check = subprocess.run([lab, "check", "upload.vf"],
                            capture_output=True, text=True, check=True)
     print(check.stdout.strip())
-    export = subprocess.run([engine, "datagen", "--export", "upload.vf"],
+    export = subprocess.run([lab, "export", "upload.vf"],
                             capture_output=True, text=True, check=True).stdout.splitlines()
     written = [int(line.split("|")[1]) for line in export]
     expected = pgn_scores(os.path.join("PGNs", "upload.pgn"))

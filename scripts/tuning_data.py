@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turns games (PGN) into positions labelled with the game's result, for `ferrite tune`.
+"""Turns games (PGN) into positions labelled with the game's result, for `ferrite-lab tune`.
 
 Keeps positions after the opening book and the first few engine moves, not in check, where the
 move played next is not a capture or promotion (so the static evaluation is meaningful), and

@@ -8,6 +8,9 @@
 //! `tools` holds the other commands of the command line; `rng` is their small random
 //! generator.
 
+/// The commit the engine is built from (`build.rs`), or "unknown" outside a git checkout.
+pub const BUILD_COMMIT: &str = env!("FERRITE_COMMIT");
+
 pub mod board;
 pub mod eval;
 pub mod files;

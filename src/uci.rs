@@ -868,7 +868,6 @@ fn parse_search_moves(board: &Board, args: &[&str]) -> Vec<Move> {
         .collect()
 }
 
-/// Runs the UCI loop on standard input until `quit` or end of input.
 /// Why the UCI loop could not start.
 #[derive(Debug)]
 pub enum UciError {
@@ -931,10 +930,10 @@ pub fn run() -> Result<(), UciError> {
 /// Runs `lines` as UCI commands, one a line, instead of reading stdin (which is never read):
 /// the command line's way in. `extension` sees each line first and answers the commands that
 /// are not UCI's, returning true when it did. Ends at `quit` or after the last line.
-pub fn run_commands(
+pub fn run_commands<E: From<UciError>>(
     lines: &[String],
-    mut extension: impl FnMut(&str) -> Result<bool, Box<dyn std::error::Error>>,
-) -> Result<(), Box<dyn std::error::Error>> {
+    mut extension: impl FnMut(&str) -> Result<bool, E>,
+) -> Result<(), E> {
     let mut engine = Engine::new().map_err(UciError::Table)?;
     for line in lines {
         if extension(line)? {

@@ -4,7 +4,7 @@
 //! and the kings' race to them); king safety (shield pawns, attack units, safe checks);
 //! threats (by pawns, minors and rooks, hanging pieces); outposts, bishop pair, rooks on open
 //! and half-open files, space; a tempo bonus; and an endgame scale for drawish material.
-//! Every weight is one entry of a flat vector that `ferrite tune` fits (`weights.rs`).
+//! Every weight is one entry of a flat vector that `ferrite-lab tune` fits (`weights.rs`).
 
 use super::piece_value;
 use shakmaty::{attacks, Bitboard, Board, Chess, Color, Position, Role, Square};
@@ -104,7 +104,7 @@ pub fn weight_name(index: usize) -> String {
     }
 }
 
-/// The weights the engine plays with, fitted by `ferrite tune` (see `src/eval/weights.rs`).
+/// The weights the engine plays with, fitted by `ferrite-lab tune` (see `src/eval/weights.rs`).
 pub use super::weights::WEIGHTS;
 
 // Terms that are not tuned.

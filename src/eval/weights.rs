@@ -1,4 +1,4 @@
-//! The evaluation weights, written by `ferrite tune --rust` (see docs/tuning.md):
+//! The evaluation weights, written by `ferrite-lab tune --rust` (see docs/tuning.md):
 //! edit them by tuning again, or by hand for a new term's starting value.
 //! Fitted from a neutral start (piece values 100, 300, 320, 500, 900; every other weight 0) to
 //! 2,152,696 quiet positions (not in check, best move not a capture or promotion, ply 16 on) of
@@ -7,7 +7,7 @@
 //! comes from another engine's evaluation. The positions: datagen --export of
 //! ../shared/data/net1-ec34b77-5000n-s73001.vf (its first 1,760,000 lines; the last 93,843 held
 //! out) and of the first 1,356,008 positions of a seed-27001 run of the same build.
-//! ferrite tune --data fit.txt --holdout holdout.txt --from neutral --tables --wdl 0
+//! ferrite-lab tune --data fit.txt --holdout holdout.txt --from neutral --tables --wdl 0
 //! --score-scale 227 --iterations 600 --rate 2 --pull 0 (the fit's own K fixed to the same scale,
 //! so the evaluation learns the network's centipawns). Held-out error 0.014809 -> 0.006967.
 

@@ -49,6 +49,48 @@ impl std::fmt::Display for BenchError {
 
 impl std::error::Error for BenchError {}
 
+/// `ferrite bench`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Search depth in plies.
+    #[arg(default_value_t = DEFAULT_DEPTH, value_parser = clap::value_parser!(i32).range(1..=64))]
+    depth: i32,
+    /// Search threads (the node count is deterministic only with 1).
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: u64,
+    /// Also print the transposition table's use (probes, hits, cutoffs, stores).
+    #[arg(long)]
+    tt_stats: bool,
+    /// Evaluate with this network file, or `hce` for the hand-crafted evaluation (default:
+    /// the built-in network).
+    #[arg(long, value_name = "NET")]
+    eval_file: Option<String>,
+}
+
+/// `ferrite bench`: the search of every position, then the node count and nps as OpenBench
+/// reads them.
+pub fn command(args: Args) -> anyhow::Result<()> {
+    let evaluation = Evaluation::choose(args.eval_file.as_deref().unwrap_or_default())?;
+    let result = run(args.depth, args.threads as usize, evaluation, |line| {
+        println!("{line}")
+    })?;
+    if args.tt_stats {
+        println!("TT: {}, mean hashfull {}", result.tt_stats, result.hashfull);
+    }
+    println!(
+        "{} positions, depth {}, {:.2} s",
+        positions().len(),
+        args.depth,
+        result.seconds
+    );
+    println!("Nodes searched  : {}", result.nodes);
+    println!(
+        "Nodes/second    : {}",
+        (result.nodes as f64 / result.seconds.max(1e-9)) as u64
+    );
+    Ok(())
+}
+
 /// Searches every bench position to `depth` with `threads` threads; `log` receives one line
 /// per position.
 pub fn run(

@@ -2,15 +2,15 @@
 //! DATAGEN workload: `genfens N seed S book <None|FILE> [extra]`, answered with N lines
 //! `info string genfens <FEN>`. Each opening is a few random legal plies from the initial
 //! position or from a random position of the book, kept when a short search scores it within
-//! a window (the same openings `ferrite datagen` plays). The same request gives the same
+//! a window (the same openings `ferrite-lab datagen` plays). The same request gives the same
 //! openings.
 //!
 //! `extra` takes `plies P` (random plies, this many or one more; default 8, or 4 after a book
 //! position), `nodes N` (the checking search's budget; default 5000) and `window CP` (default
 //! 400).
 
-use super::datagen::{self, Player};
 use super::pgn;
+use super::selfplay::{self, Player};
 use crate::board::Board;
 use crate::eval::Evaluation;
 use crate::rng::SplitMix64 as Rng;
@@ -47,7 +47,7 @@ pub fn parse(words: &[&str]) -> Result<Request, String> {
         book: None,
         plies: None,
         nodes: 5000,
-        window: datagen::OPENING_WINDOW,
+        window: selfplay::OPENING_WINDOW,
     };
     let mut seed = None;
     while let Some(key) = words.next() {
@@ -135,7 +135,7 @@ pub fn run(
                 tries - 1
             ));
         }
-        let Some(board) = datagen::opening(&mut rng, &book, plies) else {
+        let Some(board) = selfplay::opening(&mut rng, &book, plies) else {
             continue;
         };
         let Some((_, score)) = player.search(&board) else {

@@ -215,6 +215,29 @@ fn measure(
     })
 }
 
+/// `ferrite tt-bench`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Table size in MiB.
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    mib: u64,
+    /// Threads for the clear (at most one per core is used).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: u64,
+    /// Nanoseconds of move generation between a prefetch and its probe.
+    #[arg(long, default_value_t = DEFAULT_WORK_NS, value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    work_ns: u64,
+}
+
+/// `ferrite tt-bench`: prints the report.
+pub fn command(args: Args) -> anyhow::Result<()> {
+    print!(
+        "{}",
+        run(args.mib as usize, args.threads as usize, args.work_ns)?
+    );
+    Ok(())
+}
+
 /// Runs the benchmark for a table of `mib` MiB and returns the printed report.
 /// `work_ns` is the work done between a prefetch and its probe (about 200 ns in a search).
 pub fn run(mib: usize, threads: usize, work_ns: u64) -> Result<String, AllocError> {

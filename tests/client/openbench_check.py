@@ -3,7 +3,7 @@
 and its PGN compaction, imported from the OpenBench source tarball and run on the release
 binary.
 
-Usage: python3 tests/client/openbench_check.py [path/to/ferrite]
+Usage: python3 tests/client/openbench_check.py [path/to/ferrite [path/to/ferrite-lab]]
 
 The tarball is `$FERRITE_SHARED/tools/openbench-*.tar.gz` (FERRITE_SHARED defaults to
 ../shared). Without it the checks are skipped with a message, unless FERRITE_REQUIRE_OPENBENCH
@@ -24,6 +24,9 @@ import traceback
 import chess
 
 ENGINE = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/ferrite")
+# The lab binary converts the PGNs (`ferrite-lab from-pgn`); by default it lies beside ENGINE.
+LAB = os.path.abspath(sys.argv[2] if len(sys.argv) > 2
+                      else os.path.join(os.path.dirname(ENGINE), "ferrite-lab"))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SHARED = os.environ.get("FERRITE_SHARED", os.path.join(ROOT, "..", "shared"))
 CHECKS = []
@@ -138,10 +141,10 @@ def an_openbench_upload_converts_to_viriformat(ob):
         f.write(pgn_util.process_pgn_file("raw.pgn", 1.0, True))
     for source in ["raw.pgn", "upload.pgn"]:
         out = f"{source}.vf"
-        run = subprocess.run([ENGINE, "datagen", "--from-pgn", source, "--output", out],
+        run = subprocess.run([LAB, "from-pgn", source, "--output", out],
                              capture_output=True, text=True, timeout=60)
         assert run.returncode == 0 and "2 games, 6 positions" in run.stdout, run
-        export = subprocess.run([ENGINE, "datagen", "--export", out],
+        export = subprocess.run([LAB, "export", out],
                                 capture_output=True, text=True, check=True).stdout.splitlines()
         scores = [int(line.split("|")[1]) for line in export]
         # White's view: Black's 0.00 stays 0; White mated in 2 plies and Black's mate in 1

@@ -1,4 +1,4 @@
-//! The network's shape and file format, shared by the trainer (`tools::train`) and the
+//! The network's shape and file format, shared by the trainer (`ferrite_lab::train`) and the
 //! engine: a (768 -> N) x 2 -> B perspective network with SCReLU, quantised to i16 as
 //! bullet's simple example does (QA = 255, QB = 64; source: jw1912/bullet,
 //! `examples/simple.rs`), with B output heads chosen by the number of pieces on the board.

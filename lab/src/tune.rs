@@ -1,4 +1,4 @@
-//! `ferrite tune`: Texel-style tuning of the evaluation weights on positions labelled with
+//! `ferrite-lab tune`: Texel-style tuning of the evaluation weights on positions labelled with
 //! the result of the game they came from, or with a stronger engine's expected score
 //! (method: Peter Österlund, "Texel's Tuning Method", Chess Programming Wiki). The evaluation
 //! is linear in its weights given a position's features (`eval::features`), so the mean
@@ -6,9 +6,122 @@
 //! starting weights) is minimised by full-batch gradient descent with Adam. The fit starts
 //! from the weights the engine plays with.
 
-use crate::board::Board;
-use crate::eval::hce::{self as eval, Features, N_WEIGHTS, WEIGHTS};
+use ferrite::board::Board;
+use ferrite::eval::hce::{self as eval, Features, N_WEIGHTS, WEIGHTS};
 use shakmaty::CastlingMode;
+use std::path::{Path, PathBuf};
+
+/// `ferrite-lab tune`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Lines of `FEN label`: a game result as [1.0]/[0.5]/[0.0] or 1-0/1/2-1/2/0-1, or an
+    /// expected score from White's side such as [0.734].
+    #[arg(long)]
+    data: PathBuf,
+    /// Gradient steps.
+    #[arg(long, default_value_t = 500)]
+    iterations: usize,
+    /// Step size in centipawns.
+    #[arg(long, default_value_t = 1.0)]
+    rate: f64,
+    /// Tune the piece values and piece-square tables too (780 numbers: give it millions of
+    /// positions).
+    #[arg(long)]
+    tables: bool,
+    /// Pull towards the starting weights: adds PULL x (change in cp)^2 per weight to the error
+    /// (1e-8 keeps rarely seen weights near their start).
+    #[arg(long, default_value_t = 0.0)]
+    pull: f64,
+    /// Positions kept out of the fit: their error is reported before and after, with the same
+    /// K, to show whether the gain holds outside the sample.
+    #[arg(long, value_name = "FILE")]
+    holdout: Option<PathBuf>,
+    /// Also write the tuned weights as Rust source to this file (`src/eval/weights.rs` is the
+    /// engine's), with this origin note in its header.
+    #[arg(long, value_name = "FILE")]
+    rust: Option<PathBuf>,
+    /// The origin note for `--rust`: where the data came from and how it was labelled.
+    #[arg(long, default_value = "")]
+    origin: String,
+    /// Where the fit starts and what --pull pulls towards: the weights the engine plays with,
+    /// or `neutral` (the usual piece values, every other weight 0).
+    #[arg(long, default_value = "engine", value_parser = ["engine", "neutral"])]
+    from: String,
+    /// For `FEN | score | result | move` lines (`ferrite-lab export`): the weight of the game
+    /// result in the label; the rest is sigmoid(score / --score-scale).
+    #[arg(long, default_value_t = 1.0)]
+    wdl: f64,
+    /// The sigmoid scale of the scores in centipawns (`ferrite-lab check` fits it); needed
+    /// when --wdl is below 1, and then also the scale of the fit's own sigmoid, so the
+    /// evaluation learns the scores' centipawns.
+    #[arg(long)]
+    score_scale: Option<f64>,
+}
+
+/// `ferrite-lab tune`: fits, reports the error before and after (and on the held-out
+/// positions), prints the weights and writes them as Rust source if asked.
+pub fn command(args: Args) -> anyhow::Result<()> {
+    let wdl = args.wdl;
+    if !(0.0..=1.0).contains(&wdl) {
+        anyhow::bail!("--wdl must lie in 0..1, not {wdl}");
+    }
+    let scale = match args.score_scale {
+        Some(k) if k > 0.0 && k.is_finite() => k,
+        Some(k) => anyhow::bail!("--score-scale must be positive, not {k}"),
+        None if wdl < 1.0 => {
+            anyhow::bail!("--wdl below 1 needs --score-scale (ferrite-lab check fits it)")
+        }
+        None => 400.0,
+    };
+    let labels = Labels { wdl, scale };
+    let read = |path: &Path| -> anyhow::Result<Vec<Sample>> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+        let (samples, skipped) = load(&text, labels);
+        if samples.is_empty() {
+            anyhow::bail!("no labelled positions in {}", path.display());
+        }
+        eprintln!(
+            "{}: {} positions read, {skipped} lines skipped",
+            path.display(),
+            samples.len()
+        );
+        Ok(samples)
+    };
+    let samples = read(&args.data)?;
+    let holdout = args.holdout.as_deref().map(read).transpose()?;
+    let start = if args.from == "neutral" {
+        neutral_weights()
+    } else {
+        engine_weights()
+    };
+    let settings = Settings {
+        iterations: args.iterations,
+        rate: args.rate,
+        tables: args.tables,
+        pull: args.pull,
+        start: start.clone(),
+        k: (wdl < 1.0).then(|| k_of_scale(scale)),
+    };
+    let report = tune(&samples, &settings, |line| eprintln!("{line}"));
+    eprintln!(
+        "K {:.4}: error {:.6} -> {:.6}",
+        report.k, report.error_before, report.error_after
+    );
+    if let Some(holdout) = holdout {
+        eprintln!(
+            "held out: error {:.6} -> {:.6}",
+            mean_error(&holdout, &start, report.k),
+            mean_error(&holdout, &report.weights, report.k)
+        );
+    }
+    print!("{}", format_weights(&report.weights));
+    if let Some(path) = args.rust {
+        ferrite::files::write(&path, rust_source(&report.weights, &args.origin).as_bytes())
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(())
+}
 
 /// One labelled position: its features and the result from White's side (1, 0.5, 0).
 pub struct Sample {
@@ -61,8 +174,8 @@ impl Default for Labels {
 /// error for a line that cannot be read.
 fn sample(line: &str, labels: Labels) -> Result<Option<Sample>, ()> {
     if line.contains('|') {
-        let line = crate::tools::data::TextLine::parse(line).map_err(|_| ())?;
-        if !line.kept_by(crate::tools::data::Filter { min_ply: 16 }) {
+        let line = crate::data::TextLine::parse(line).map_err(|_| ())?;
+        if !line.kept_by(crate::data::Filter { min_ply: 16 }) {
             return Ok(None);
         }
         let expected = 1.0 / (1.0 + (-f64::from(line.white_score) / labels.scale).exp());
@@ -277,7 +390,7 @@ pub fn format_weights(weights: &[(f64, f64)]) -> String {
 /// `Score(mg, eg)` per line, named. `origin` says where the weights came from.
 pub fn rust_source(weights: &[(f64, f64)], origin: &str) -> String {
     let mut out = String::from(
-        "//! The evaluation weights, written by `ferrite tune --rust` (see docs/tuning.md):\n\
+        "//! The evaluation weights, written by `ferrite-lab tune --rust` (see docs/tuning.md):\n\
          //! edit them by tuning again, or by hand for a new term's starting value.\n",
     );
     for line in origin.lines() {

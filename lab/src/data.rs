@@ -1,4 +1,4 @@
-//! Training data as the trainer and `ferrite datagen --check` read it: the games of datagen's
+//! Training data as the trainer and `ferrite-lab check` read it: the games of datagen's
 //! viriformat files (`.vf`) and of text files (`FEN | score | result | move`, White's view,
 //! one line a searched position, as `../shared/data/` keeps the hand-crafted era's games).
 //!
@@ -7,10 +7,10 @@
 //! byte) is counted and read once. The same hash puts each game wholly in the training or the
 //! validation set.
 
-use crate::rng::mix;
-use crate::tools::datagen::read_games;
-use crate::types::DECISIVE;
+use crate::datagen::read_games;
 use bulletformat::ChessBoard;
+use ferrite::rng::mix;
+use ferrite::types::DECISIVE;
 use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Color, EnPassantMode, Position};
 use std::collections::HashSet;
 use std::fmt;
@@ -349,7 +349,7 @@ impl TextLine {
         let mv = uci
             .to_move(&pos)
             .map_err(|_| LineError::IllegalMove(mv.to_string()))?;
-        let move_code = crate::types::encode_move(mv);
+        let move_code = ferrite::types::encode_move(mv);
         Ok(TextLine {
             pos,
             white_score,
@@ -406,7 +406,7 @@ pub fn training_board(
 
 /// Writes every position of the viriformat games in `path` as a text line `FEN | score |
 /// result | move` (White's view, the move in UCI), the format of `../shared/data/`'s text files
-/// and of `scripts/fit_wdl.py`'s input: `ferrite datagen --export`.
+/// and of `scripts/fit_wdl.py`'s input: `ferrite-lab export`.
 pub fn export_text(path: &Path, out: &mut impl std::io::Write) -> Result<FileReport, DataError> {
     let file = std::fs::File::open(path).map_err(|e| DataError::Open(path.into(), e))?;
     let mut report = FileReport::default();
@@ -482,7 +482,7 @@ pub fn scores_and_results(boards: &[ChessBoard]) -> Vec<(f32, f32)> {
 }
 
 /// Reads `paths` into one pile and prints, for each file and in all, the games, positions,
-/// duplicate games and kept positions: `ferrite datagen --check`.
+/// duplicate games and kept positions: `ferrite-lab check`.
 pub fn check(
     paths: &[PathBuf],
     filter: Filter,
@@ -512,6 +512,48 @@ pub fn check(
         ));
     }
     Ok(total.duplicate_games)
+}
+
+/// `ferrite-lab check`'s arguments.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// Data files: viriformat (.vf) or text lines `FEN | score | result | move`.
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+    /// Positions before this ply of their game are not counted as kept.
+    #[arg(long, default_value_t = 16)]
+    min_ply: u32,
+}
+
+/// `ferrite-lab check`: the games, positions, duplicates and kept positions of each file and
+/// of all of them, and the scale K of their scores.
+pub fn check_command(args: CheckArgs) -> Result<(), DataError> {
+    let filter = Filter {
+        min_ply: args.min_ply,
+    };
+    check(&args.files, filter, |line| println!("{line}"))?;
+    Ok(())
+}
+
+/// `ferrite-lab export`'s arguments.
+#[derive(clap::Args)]
+pub struct ExportArgs {
+    /// Viriformat files (.vf).
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+}
+
+/// `ferrite-lab export`: every position of the files on stdout as a text line; a damaged
+/// game is reported on stderr.
+pub fn export_command(args: ExportArgs) -> Result<(), DataError> {
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for path in &args.files {
+        let report = export_text(path, &mut out)?;
+        for problem in &report.problems {
+            eprintln!("{}: {problem}", path.display());
+        }
+    }
+    std::io::Write::flush(&mut out).map_err(DataError::Write)
 }
 
 /// One line about a file's report.
@@ -598,14 +640,14 @@ r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4 | 40 | 1.0 |
         let dir = std::env::temp_dir().join(format!("ferrite-export-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let mut player =
-            crate::tools::datagen::Player::new(300, 1200, crate::eval::Evaluation::built_in())
+            ferrite::tools::selfplay::Player::new(300, 1200, ferrite::eval::Evaluation::built_in())
                 .unwrap();
-        let mut rng = crate::rng::SplitMix64::new(4);
+        let mut rng = ferrite::rng::SplitMix64::new(4);
         let mut bytes = Vec::new();
         let mut games = 0;
         while games < 2 {
             if let Some(game) = player.play(&mut rng, &[], 8) {
-                bytes.extend(crate::tools::datagen::encode(&game).unwrap());
+                bytes.extend(crate::datagen::encode(&game).unwrap());
                 games += 1;
             }
         }

@@ -1,4 +1,4 @@
-//! `ferrite train`: fits a (768 -> N) x 2 -> B SCReLU network (`eval::nnue`) to self-play
+//! `ferrite-lab train`: fits a (768 -> N) x 2 -> B SCReLU network (`eval::nnue`) to self-play
 //! positions, each labelled by a blend of its search score and its game's result, with AdamW,
 //! a cosine learning-rate schedule, a held-out validation loss each epoch, and a checkpoint
 //! after each epoch that `--resume` continues from. Writes the quantised network the engine
@@ -10,10 +10,11 @@
 //! (`data::fit_scale`) unless given; the network's output times K is its evaluation in
 //! centipawns, and the file carries K as its output scale.
 
-use crate::eval::nnue::{output_bucket, Network, INPUTS, OUTPUT_BUCKETS, QA, QB, WEIGHT_LIMIT};
-use crate::rng::SplitMix64;
+use crate::data;
 use arrayvec::ArrayVec;
 use bulletformat::ChessBoard;
+use ferrite::eval::nnue::{output_bucket, Network, INPUTS, OUTPUT_BUCKETS, QA, QB, WEIGHT_LIMIT};
+use ferrite::rng::SplitMix64;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -363,7 +364,134 @@ impl Adam {
     }
 }
 
-/// What `ferrite train` was asked for.
+/// `ferrite-lab train`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// Data files: viriformat games (.vf, from datagen) or text lines `FEN | score | result |
+    /// move` from White's side. Repeat for several; a game found twice among them is trained
+    /// on once.
+    #[arg(long, required = true)]
+    data: Vec<PathBuf>,
+    /// The network file to write after every epoch (its checkpoint goes beside it, .ckpt).
+    #[arg(long)]
+    output: PathBuf,
+    /// Hidden units per perspective.
+    #[arg(long, default_value_t = DEFAULT_SHAPE.hidden as u64, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    hidden: u64,
+    /// Output heads, chosen by the number of pieces on the board (1 for a single head).
+    #[arg(long, default_value_t = DEFAULT_SHAPE.buckets as u64, value_parser = clap::value_parser!(u64).range(1..=32))]
+    buckets: u64,
+    /// Inputs as they are, without mirroring the files of a perspective whose king stands on
+    /// a-d (mirrored inputs are the default).
+    #[arg(long)]
+    plain_inputs: bool,
+    /// Passes over the training positions (the defaults of the schedule are the recipe
+    /// measured in games, docs/network.md).
+    #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..))]
+    epochs: u64,
+    #[arg(long, default_value_t = 16384, value_parser = clap::value_parser!(u64).range(1..))]
+    batch_size: u64,
+    /// The learning rate of the first epoch.
+    #[arg(long, default_value_t = 0.002)]
+    lr: f32,
+    /// The last epoch's learning rate as a fraction of --lr (a cosine in between).
+    #[arg(long, default_value_t = 0.01)]
+    final_lr: f32,
+    /// AdamW's decoupled weight decay, on every weight and bias.
+    #[arg(long, default_value_t = 0.3)]
+    weight_decay: f32,
+    /// Weight of the game result in the target; the rest is the search score.
+    #[arg(long, default_value_t = 0.0)]
+    wdl: f32,
+    /// The sigmoid scale K of the target in centipawns, also the network's output scale
+    /// (default: fitted to the training positions' scores and results).
+    #[arg(long)]
+    scale: Option<f32>,
+    /// Fraction of the games held out to measure the validation loss.
+    #[arg(long, default_value_t = 0.02)]
+    validation: f64,
+    /// Positions before this ply of their game are not trained on.
+    #[arg(long, default_value_t = 16)]
+    min_ply: u32,
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..=256))]
+    threads: u64,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Continue from the checkpoint beside --output.
+    #[arg(long)]
+    resume: bool,
+    /// Do not also train on positions reflected a to h (by default each is reflected in about
+    /// half the epochs; with mirrored inputs a reflection changes nothing).
+    #[arg(long)]
+    no_reflect: bool,
+}
+
+/// `ferrite-lab train`: reads the pile, fits K unless given, and trains, with a line of
+/// progress on stderr.
+pub fn command(args: Args) -> anyhow::Result<()> {
+    if !(0.0..=1.0).contains(&args.wdl) {
+        anyhow::bail!("--wdl must lie in 0..1, not {}", args.wdl);
+    }
+    let range = ferrite::eval::nnue::SCALE_RANGE;
+    if let Some(k) = args
+        .scale
+        .filter(|&k| !(k >= *range.start() as f32 && k <= *range.end() as f32))
+    {
+        anyhow::bail!(
+            "--scale must lie in {}..{}, not {k}",
+            range.start(),
+            range.end()
+        );
+    }
+    let filter = data::Filter {
+        min_ply: args.min_ply,
+    };
+    let mut pile = data::Pile::new(args.validation, args.seed);
+    let mut duplicates = 0;
+    for path in &args.data {
+        let report = pile.load(path, filter)?;
+        duplicates += report.duplicate_games;
+        eprintln!("{}", data::describe(path, &report));
+        for problem in &report.problems {
+            eprintln!("{}: {problem}", path.display());
+        }
+    }
+    eprintln!(
+        "{} games, {duplicates} duplicate games skipped; training on {} positions, validating on {}",
+        pile.games(),
+        pile.train.len(),
+        pile.validation.len()
+    );
+    let k = args.scale.unwrap_or_else(|| {
+        let k = data::fit_scale(&data::scores_and_results(&pile.train));
+        eprintln!("scale K fitted to the training positions: {k:.1}");
+        k
+    });
+    let settings = Settings {
+        shape: Shape {
+            hidden: args.hidden as usize,
+            buckets: args.buckets as usize,
+            mirrored: !args.plain_inputs,
+        },
+        epochs: args.epochs as usize,
+        batch_size: args.batch_size as usize,
+        lr: args.lr,
+        final_lr_fraction: args.final_lr,
+        weight_decay: args.weight_decay,
+        target: Target { wdl: args.wdl, k },
+        threads: args.threads as usize,
+        seed: args.seed,
+        output: args.output,
+        resume: args.resume,
+        reflect: !args.no_reflect,
+    };
+    train(&settings, &pile.train, &pile.validation, |line| {
+        eprintln!("{line}")
+    })?;
+    Ok(())
+}
+
+/// What `ferrite-lab train` was asked for.
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub shape: Shape,
@@ -677,14 +805,14 @@ pub fn train(
             epoch_loss / train.len() as f32,
             start.elapsed().as_secs_f64()
         ));
-        crate::files::write(&settings.output, &net.quantise(scale).to_bytes())
+        ferrite::files::write(&settings.output, &net.quantise(scale).to_bytes())
             .map_err(|e| TrainError::Write(settings.output.clone(), e))?;
         let ckpt = Checkpoint {
             epoch: epoch + 1,
             net: net.clone(),
             adam: adam.clone(),
         };
-        crate::files::write(&ckpt_path, &ckpt.to_bytes())
+        ferrite::files::write(&ckpt_path, &ckpt.to_bytes())
             .map_err(|e| TrainError::Write(ckpt_path.clone(), e))?;
     }
     Ok(net)
@@ -700,7 +828,7 @@ pub const DEFAULT_SHAPE: Shape = Shape {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::data::training_board;
+    use crate::data::training_board;
     use shakmaty::{fen::Fen, CastlingMode, Chess, Position};
 
     fn positions() -> Vec<Chess> {
@@ -891,7 +1019,7 @@ mod tests {
                 training_board(pos, score, result).unwrap()
             })
             .collect();
-        let k = crate::tools::data::fit_scale(&crate::tools::data::scores_and_results(&boards));
+        let k = crate::data::fit_scale(&crate::data::scores_and_results(&boards));
         assert!((k - 250.0).abs() < 15.0, "K = {k}");
     }
 

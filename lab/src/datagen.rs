@@ -1,19 +1,16 @@
-//! `ferrite datagen`: self-play games for training the network. Each thread plays games from a
-//! few random plies (or a book position) with a fixed node budget a move and appends every
-//! finished game to one file in viriformat: a 32-byte packed start position with the game's
-//! result, then 4 bytes (move, White's score) a position.
+//! `ferrite-lab datagen`: self-play games for training the network. Each thread plays games
+//! with the engine's `selfplay::Player` and appends every finished game to one file in
+//! viriformat: a 32-byte packed start position with the game's result, then 4 bytes (move,
+//! White's score) a position.
 //!
 //! A game is written whole, in one write, once it is over, so a killed run loses only the games
 //! in flight; `read_games` reports and skips a damaged tail.
 
-use crate::board::Board;
-use crate::eval::Evaluation;
-use crate::rng::SplitMix64 as Rng;
-use crate::search::history::Memory;
-use crate::search::{Job, Shared, Worker};
-use crate::time::{Limits, TimePlan};
-use crate::tt::Tt;
-use shakmaty::{uci::UciMove, CastlingMode, Color, Move, Position};
+use ferrite::eval::Evaluation;
+use ferrite::rng::SplitMix64 as Rng;
+use ferrite::tools::selfplay::{GameRecord, Player};
+use ferrite::BUILD_COMMIT;
+use shakmaty::{uci::UciMove, CastlingMode};
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
@@ -22,19 +19,7 @@ use std::time::{Duration, Instant};
 use viriformat::chess::board::{Board as ViriBoard, DrawType, GameOutcome, WinType};
 use viriformat::dataformat::Game;
 
-/// An opening whose first search scores outside this window is not played.
-pub const OPENING_WINDOW: i32 = 400;
-/// A score of at least this for `WIN_PLIES` plies in a row (White's view, same sign) wins.
-const WIN_SCORE: i32 = 2500;
-const WIN_PLIES: usize = 4;
-/// After `DRAW_AFTER` plies, a score within `DRAW_SCORE` for `DRAW_PLIES` plies draws.
-const DRAW_AFTER: usize = 80;
-const DRAW_SCORE: i32 = 10;
-const DRAW_PLIES: usize = 12;
-/// A game still going after this many plies is called a draw.
-const MAX_GAME_PLIES: usize = 600;
-
-/// What `ferrite datagen` was asked for.
+/// What `ferrite-lab datagen` was asked for.
 #[derive(Clone, Debug)]
 pub struct Settings {
     pub output: PathBuf,
@@ -65,7 +50,7 @@ pub enum DatagenError {
         seed: u64,
         suggestion: String,
     },
-    Table(crate::tt::memory::AllocError),
+    Table(ferrite::tt::memory::AllocError),
     Open(PathBuf, std::io::Error),
     Write(PathBuf, std::io::Error),
     /// A game that viriformat cannot hold (a bug, not bad input).
@@ -96,14 +81,11 @@ impl std::fmt::Display for DatagenError {
 
 impl std::error::Error for DatagenError {}
 
-/// The commit this binary was built from (`build.rs`), or "unknown".
-pub const BUILD_COMMIT: &str = env!("FERRITE_COMMIT");
-
 /// A short name for the evaluation `--eval-file` names: `net2` for the built-in network
 /// (`nnue::BUILT_IN_NAME`), `hce`, or the network file's stem.
 pub fn evaluation_tag(eval_file: Option<&str>) -> String {
     match eval_file.map(str::trim) {
-        None | Some("" | "<default>" | "<empty>") => crate::eval::nnue::BUILT_IN_NAME.to_string(),
+        None | Some("" | "<default>" | "<empty>") => ferrite::eval::nnue::BUILT_IN_NAME.to_string(),
         Some(hce) if hce.eq_ignore_ascii_case("hce") => "hce".to_string(),
         Some(path) => std::path::Path::new(path)
             .file_stem()
@@ -150,167 +132,6 @@ pub fn output_path(
             suggestion: named,
         })
     }
-}
-
-/// A finished game: where it started, each position's chosen move with White's score, and
-/// the result from White's side (2 win, 1 draw, 0 loss).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct GameRecord {
-    pub start_fen: String,
-    pub moves: Vec<(Move, i16)>,
-    pub result: u8,
-}
-
-/// One game thread's state: its table and search memory, reused from game to game.
-pub struct Player {
-    tt: Tt,
-    memory: Memory,
-    soft_nodes: u64,
-    hard_nodes: u64,
-    evaluation: Evaluation,
-}
-
-impl Player {
-    pub fn new(
-        soft_nodes: u64,
-        hard_nodes: u64,
-        evaluation: Evaluation,
-    ) -> Result<Player, DatagenError> {
-        Ok(Player {
-            tt: Tt::new(crate::tt::DEFAULT_MIB).map_err(DatagenError::Table)?,
-            memory: Memory::default(),
-            soft_nodes,
-            hard_nodes: hard_nodes.max(soft_nodes),
-            evaluation,
-        })
-    }
-
-    /// Searches `board` with the node budget: the best move and its score for the side to move.
-    pub fn search(&mut self, board: &Board) -> Option<(Move, i32)> {
-        let limits = Limits {
-            nodes: Some(self.hard_nodes),
-            soft_nodes: Some(self.soft_nodes),
-            ..Limits::default()
-        };
-        let job = Job {
-            plan: TimePlan::new(&limits, board.turn(), 0, Instant::now()),
-            board: board.clone(),
-            limits,
-            search_moves: Vec::new(),
-            multipv: 1,
-            evaluation: self.evaluation.clone(),
-            tablebases: None,
-            strength: None,
-        };
-        let shared = Shared::new(1);
-        self.tt.new_search();
-        let best = Worker::new(0, &job, &self.tt, &shared, None, &mut self.memory).iterate();
-        best.pv.first().map(|&mv| (mv, best.score))
-    }
-
-    /// Plays one game from a random opening; `None` if the opening was rejected.
-    pub fn play(
-        &mut self,
-        rng: &mut Rng,
-        book: &[String],
-        random_plies: usize,
-    ) -> Option<GameRecord> {
-        let mut board = opening(rng, book, random_plies)?;
-        let start_fen =
-            shakmaty::fen::Fen::from_position(board.pos(), shakmaty::EnPassantMode::Legal)
-                .to_string();
-        // A new game, as after `ucinewgame`.
-        self.tt.clear(1);
-        self.memory = Memory::default();
-        let mut moves: Vec<(Move, i16)> = Vec::new();
-        let mut win_run = 0;
-        let mut draw_run = 0;
-        let result = loop {
-            if let Some(result) = result_by_rules(&board) {
-                break result;
-            }
-            if moves.len() >= MAX_GAME_PLIES {
-                break 1;
-            }
-            let (mv, score) = self.search(&board)?;
-            let white_score = if board.turn() == Color::White {
-                score
-            } else {
-                -score
-            };
-            if moves.is_empty() && white_score.abs() > OPENING_WINDOW {
-                return None;
-            }
-            moves.push((
-                mv,
-                white_score.clamp(-i16::MAX as i32, i16::MAX as i32) as i16,
-            ));
-            // Adjudication: a decisive score held by both sides' searches, or a long dead draw.
-            let previous_sign = moves
-                .len()
-                .checked_sub(2)
-                .map_or(0, |i| i32::from(moves[i].1).signum());
-            win_run = if white_score.abs() >= WIN_SCORE
-                && (win_run == 0 || white_score.signum() == previous_sign)
-            {
-                win_run + 1
-            } else {
-                0
-            };
-            if win_run >= WIN_PLIES {
-                break if white_score > 0 { 2 } else { 0 };
-            }
-            draw_run = if white_score.abs() <= DRAW_SCORE {
-                draw_run + 1
-            } else {
-                0
-            };
-            if moves.len() >= DRAW_AFTER && draw_run >= DRAW_PLIES {
-                break 1;
-            }
-            board.play(mv);
-        };
-        Some(GameRecord {
-            start_fen,
-            moves,
-            result,
-        })
-    }
-}
-
-/// The result by the rules, if the game is over: checkmate, stalemate, insufficient material,
-/// threefold repetition or the fifty-move rule.
-fn result_by_rules(board: &Board) -> Option<u8> {
-    let pos = board.pos();
-    if pos.legal_moves().is_empty() {
-        return Some(match (pos.is_check(), pos.turn()) {
-            (false, _) => 1,
-            (true, Color::White) => 0,
-            (true, Color::Black) => 2,
-        });
-    }
-    let drawn = pos.is_insufficient_material()
-        || pos.halfmoves() >= 100
-        || board.earlier_occurrences() >= 2;
-    drawn.then_some(1)
-}
-
-/// A start position: a book line or the initial position, then `plies` or `plies + 1` random
-/// legal moves; `None` if the random moves ended the game.
-pub fn opening(rng: &mut Rng, book: &[String], plies: usize) -> Option<Board> {
-    let mut board = if book.is_empty() {
-        Board::default()
-    } else {
-        Board::from_fen(&book[rng.below(book.len())], CastlingMode::Standard).ok()?
-    };
-    for _ in 0..plies + rng.below(2) {
-        let moves = board.pos().legal_moves();
-        if moves.is_empty() {
-            return None;
-        }
-        board.play(moves[rng.below(moves.len())]);
-    }
-    (!board.pos().legal_moves().is_empty()).then_some(board)
 }
 
 /// The game in viriformat's bytes.
@@ -375,6 +196,93 @@ pub fn read_games(
     }
 }
 
+/// `ferrite-lab datagen`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// A directory, where the file is named after the evaluation, build, nodes and seed
+    /// (`net2-ec34b77-5000n-s42.vf`), or a file whose name carries the seed as `-s<seed>`.
+    /// Appended to, created if missing.
+    #[arg(long)]
+    output: PathBuf,
+    /// Game threads, one search each.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1024))]
+    threads: u64,
+    /// Stop after this many games (default: run until killed).
+    #[arg(long)]
+    games: Option<u64>,
+    /// Stop after this many positions.
+    #[arg(long)]
+    positions: Option<u64>,
+    /// Nodes a move: no new iteration after this many.
+    #[arg(long, default_value_t = 5000, value_parser = clap::value_parser!(u64).range(1..))]
+    nodes: u64,
+    /// The search stops at this many nodes (default: 4 x --nodes).
+    #[arg(long)]
+    hard_nodes: Option<u64>,
+    /// Seed of the random openings (default: from the clock, printed at the start). Never
+    /// reuse one with a build that searches alike: it replays the same games.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Start from random positions of this book (EPD, FEN, or PGN: each game's last position)
+    /// instead of the initial position.
+    #[arg(long)]
+    book: Option<PathBuf>,
+    /// Random plies played before the game is recorded (this many or one more; default 8,
+    /// or 0 with --book).
+    #[arg(long)]
+    random_plies: Option<usize>,
+    /// Play with this network file, or `hce` for the hand-crafted evaluation (default: the
+    /// built-in network).
+    #[arg(long, value_name = "NET")]
+    eval_file: Option<String>,
+}
+
+/// `ferrite-lab datagen`: plays until the target is met or the process is killed, with a status
+/// line on stderr every ten seconds.
+pub fn command(args: Args) -> anyhow::Result<()> {
+    let evaluation = Evaluation::choose(args.eval_file.as_deref().unwrap_or_default())?;
+    let book = match &args.book {
+        Some(path) => ferrite::tools::genfens::read_book(path).map_err(anyhow::Error::msg)?,
+        None => Vec::new(),
+    };
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as u64)
+    });
+    let output = output_path(
+        &args.output,
+        &evaluation_tag(args.eval_file.as_deref()),
+        args.nodes,
+        seed,
+    )?;
+    let settings = Settings {
+        output,
+        threads: args.threads as usize,
+        games: args.games,
+        positions: args.positions,
+        soft_nodes: args.nodes,
+        hard_nodes: args.hard_nodes.unwrap_or(args.nodes.saturating_mul(4)),
+        seed,
+        random_plies: args
+            .random_plies
+            .unwrap_or(if book.is_empty() { 8 } else { 0 }),
+        book,
+        evaluation,
+    };
+    eprintln!(
+        "datagen: seed {seed}, {} thread(s), {} nodes a move (hard {}), appending to {}",
+        settings.threads,
+        settings.soft_nodes,
+        settings.hard_nodes,
+        settings.output.display()
+    );
+    run(&settings, Duration::from_secs(10), |line| {
+        eprintln!("{line}")
+    })?;
+    Ok(())
+}
+
 /// Runs the generator until the target is met (or forever without one), appending to
 /// `settings.output`; `progress` receives a status line every `every`.
 pub fn run(
@@ -426,7 +334,7 @@ pub fn run(
                 settings.evaluation.clone(),
             ) {
                 Ok(player) => player,
-                Err(err) => return fail(err),
+                Err(err) => return fail(DatagenError::Table(err)),
             };
             let mut rng = Rng::new(settings.seed ^ (id as u64).wrapping_mul(0xA076_1D64_78BD_642F));
             while !done.load(Relaxed) && !target_met() {
@@ -450,7 +358,7 @@ pub fn run(
         };
         let handle = std::thread::Builder::new()
             .name(format!("datagen-{id}"))
-            .stack_size(crate::threads::SEARCH_STACK)
+            .stack_size(ferrite::threads::SEARCH_STACK)
             .spawn(thread)
             .map_err(DatagenError::Thread)?;
         handles.push(handle);

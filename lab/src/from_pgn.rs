@@ -1,13 +1,14 @@
-//! `ferrite datagen --from-pgn`: games played elsewhere (fastchess on OpenBench workers) to the
-//! viriformat files `ferrite datagen` writes. Each move's score is read from the comment the
+//! `ferrite-lab from-pgn`: games played elsewhere (fastchess on OpenBench workers) to the
+//! viriformat files `ferrite-lab datagen` writes. Each move's score is read from the comment the
 //! tournament manager wrote after it, `{+0.25/12 ...}` (fastchess) or `{+0.25/12, line=...}`
 //! (OpenBench's compacted upload): pawns, or `+M5`/`-M4` for a mate in that many plies, from
 //! the side to move's view. Moves marked `{book}` lead to the recorded start. A game that
 //! cannot be read whole is skipped with the reason, never written with a guessed score.
 
-use super::datagen::{encode, DatagenError, GameRecord};
-use super::pgn::{self, PgnGame};
-use crate::types::{MATE, MAX_PLY};
+use crate::datagen::{encode, DatagenError};
+use ferrite::tools::pgn::{self, PgnGame};
+use ferrite::tools::selfplay::GameRecord;
+use ferrite::types::{MATE, MAX_PLY};
 use shakmaty::{Color, EnPassantMode};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -54,7 +55,7 @@ fn comment_score(comment: &str) -> Result<i32, String> {
     Ok(sign * (pawns * 100.0).round() as i32)
 }
 
-/// The game as `ferrite datagen` records it, or why it cannot be.
+/// The game as `ferrite-lab datagen` records it, or why it cannot be.
 pub fn record(game: &PgnGame) -> Result<GameRecord, String> {
     if let Some(variant) = game.tag("Variant") {
         if !variant.eq_ignore_ascii_case("standard") {
@@ -138,6 +139,34 @@ impl std::fmt::Display for FromPgnError {
 }
 
 impl std::error::Error for FromPgnError {}
+
+/// `ferrite-lab from-pgn`'s arguments.
+#[derive(clap::Args)]
+pub struct Args {
+    /// PGN files: fastchess's, or OpenBench's DATAGEN uploads (decompressed).
+    #[arg(required = true, num_args = 1..)]
+    files: Vec<PathBuf>,
+    /// The viriformat file the games are appended to (created if missing).
+    #[arg(long)]
+    output: PathBuf,
+}
+
+/// `ferrite-lab from-pgn`: converts, reports each skipped game on stderr and the totals on
+/// stdout.
+pub fn command(args: Args) -> Result<(), FromPgnError> {
+    let converted = convert(&args.files, &args.output)?;
+    for skipped in &converted.skipped {
+        eprintln!("skipped: {skipped}");
+    }
+    println!(
+        "{} games, {} positions appended to {}; {} games skipped",
+        converted.games,
+        converted.positions,
+        args.output.display(),
+        converted.skipped.len()
+    );
+    Ok(())
+}
 
 /// Converts the games of `paths` and appends them to `output` in viriformat, game by game.
 pub fn convert(paths: &[PathBuf], output: &Path) -> Result<Converted, FromPgnError> {
