@@ -107,26 +107,17 @@ fn z_piece(sq: Square, color: Color, role: Role) -> u64 {
 }
 
 /// What was wrong with a FEN or a move given as text.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum BoardError {
+    #[error("malformed FEN: {0}")]
     MalformedFen(String),
+    #[error("illegal position: {0}")]
     IllegalPosition(String),
+    #[error("malformed move '{0}'")]
     MalformedMove(String),
+    #[error("illegal move '{0}'")]
     IllegalMove(String),
 }
-
-impl std::fmt::Display for BoardError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            BoardError::MalformedFen(why) => write!(f, "malformed FEN: {why}"),
-            BoardError::IllegalPosition(why) => write!(f, "illegal position: {why}"),
-            BoardError::MalformedMove(text) => write!(f, "malformed move '{text}'"),
-            BoardError::IllegalMove(text) => write!(f, "illegal move '{text}'"),
-        }
-    }
-}
-
-impl std::error::Error for BoardError {}
 
 /// The FEN of each line of an EPD (or plain FEN) text, with its line number from 1: the first
 /// four fields, and the move counters where they follow (EPD puts operations there instead).

@@ -12,6 +12,7 @@
 pub const BUILD_COMMIT: &str = env!("FERRITE_COMMIT");
 
 pub mod board;
+pub mod error;
 pub mod eval;
 pub mod files;
 pub mod params;

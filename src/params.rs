@@ -168,26 +168,13 @@ pub fn values() -> Vec<i32> {
 }
 
 /// Why a parameter could not be set.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, thiserror::Error)]
 pub enum ParamError {
+    #[error("no search parameter '{0}'")]
     Unknown(String),
+    #[error("{} takes {} to {}, not {value}", .param.name, .param.min, .param.max)]
     OutOfRange { param: Param, value: i32 },
 }
-
-impl std::fmt::Display for ParamError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            ParamError::Unknown(name) => write!(f, "no search parameter '{name}'"),
-            ParamError::OutOfRange { param, value } => write!(
-                f,
-                "{} takes {} to {}, not {value}",
-                param.name, param.min, param.max
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ParamError {}
 
 /// Sets the parameter `name` (any case) for the searches that start after it.
 #[cfg(feature = "tune")]

@@ -4,6 +4,7 @@
 //! Nothing a GUI sends can panic this module: bad input becomes an `info string`.
 
 use crate::board::Board;
+use crate::error::chain;
 use crate::eval::nnue::Network;
 use crate::eval::Evaluation;
 use crate::search::history::Memory;
@@ -400,7 +401,7 @@ impl Engine {
                 path.display(),
                 start.elapsed().as_millis()
             )),
-            Err(err) => info_string(&format!("error: {err}; nothing saved")),
+            Err(err) => info_string(&format!("error: {}; nothing saved", chain(&err))),
         }
     }
 
@@ -421,7 +422,7 @@ impl Engine {
                 },
                 tt.hashfull()
             )),
-            Err(err) => info_string(&format!("error: {err}; hash unchanged")),
+            Err(err) => info_string(&format!("error: {}; hash unchanged", chain(&err))),
         }
     }
 
@@ -469,7 +470,8 @@ impl Engine {
                 if let Some(mib) = number(1, HASH_MAX as u64) {
                     if let Err(err) = self.tt_mut().resize(mib as usize) {
                         info_string(&format!(
-                            "error: {err}; keeping the {} MiB table",
+                            "error: {}; keeping the {} MiB table",
+                            chain(&err),
                             self.tt.mib()
                         ));
                     }
@@ -591,7 +593,7 @@ impl Engine {
                 self.evaluation = evaluation;
                 self.new_game();
             }
-            Err(err) => info_string(&format!("error: {err}; evaluation unchanged")),
+            Err(err) => info_string(&format!("error: {}; evaluation unchanged", chain(&err))),
         }
     }
 
@@ -869,22 +871,13 @@ fn parse_search_moves(board: &Board, args: &[&str]) -> Vec<Move> {
 }
 
 /// Why the UCI loop could not start.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum UciError {
-    Table(AllocError),
-    InputThread(std::io::Error),
+    #[error(transparent)]
+    Table(#[from] AllocError),
+    #[error("cannot start the input thread")]
+    InputThread(#[source] std::io::Error),
 }
-
-impl std::fmt::Display for UciError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            UciError::Table(err) => write!(f, "{err}"),
-            UciError::InputThread(err) => write!(f, "cannot start the input thread: {err}"),
-        }
-    }
-}
-
-impl std::error::Error for UciError {}
 
 /// Speaks UCI on stdin and stdout until `quit` or the end of input.
 pub fn run() -> Result<(), UciError> {

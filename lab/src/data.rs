@@ -13,7 +13,6 @@ use ferrite::rng::mix;
 use ferrite::types::DECISIVE;
 use shakmaty::{fen::Fen, uci::UciMove, CastlingMode, Chess, Color, EnPassantMode, Position};
 use std::collections::HashSet;
-use std::fmt;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 
@@ -36,24 +35,15 @@ impl Filter {
 }
 
 /// Why a data file could not be read at all (damage inside a file is reported, not fatal).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DataError {
-    Open(PathBuf, std::io::Error),
-    Read(PathBuf, std::io::Error),
-    Write(std::io::Error),
+    #[error("cannot open {}", .0.display())]
+    Open(PathBuf, #[source] std::io::Error),
+    #[error("cannot read {}", .0.display())]
+    Read(PathBuf, #[source] std::io::Error),
+    #[error("cannot write")]
+    Write(#[source] std::io::Error),
 }
-
-impl fmt::Display for DataError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            DataError::Open(path, err) => write!(f, "cannot open {}: {err}", path.display()),
-            DataError::Read(path, err) => write!(f, "cannot read {}: {err}", path.display()),
-            DataError::Write(err) => write!(f, "cannot write: {err}"),
-        }
-    }
-}
-
-impl std::error::Error for DataError {}
 
 /// What reading one file found.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -298,30 +288,21 @@ pub struct TextLine {
 }
 
 /// What was wrong with a line of a text data file.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum LineError {
+    #[error("expected 'FEN | score | result | move'")]
     Fields,
+    #[error("{0}")]
     Fen(String),
+    #[error("bad score '{0}'")]
     Score(String),
+    #[error("bad result '{0}'")]
     Result(String),
+    #[error("bad move '{0}'")]
     Move(String),
+    #[error("illegal move '{0}'")]
     IllegalMove(String),
 }
-
-impl fmt::Display for LineError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            LineError::Fields => write!(f, "expected 'FEN | score | result | move'"),
-            LineError::Fen(why) => write!(f, "{why}"),
-            LineError::Score(text) => write!(f, "bad score '{text}'"),
-            LineError::Result(text) => write!(f, "bad result '{text}'"),
-            LineError::Move(text) => write!(f, "bad move '{text}'"),
-            LineError::IllegalMove(text) => write!(f, "illegal move '{text}'"),
-        }
-    }
-}
-
-impl std::error::Error for LineError {}
 
 impl TextLine {
     pub fn parse(line: &str) -> Result<TextLine, LineError> {

@@ -42,44 +42,30 @@ pub struct Settings {
 }
 
 /// Why data generation could not go on.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum DatagenError {
     /// The output file's name does not carry the seed; the suggestion does.
+    #[error(
+        "the output file name '{name}' does not carry the seed as '-s{seed}' (for example \
+         {suggestion}); give a directory to have the file named"
+    )]
     FileName {
         name: String,
         seed: u64,
         suggestion: String,
     },
-    Table(ferrite::tt::memory::AllocError),
-    Open(PathBuf, std::io::Error),
-    Write(PathBuf, std::io::Error),
+    #[error(transparent)]
+    Table(#[from] ferrite::tt::memory::AllocError),
+    #[error("cannot open {}", .0.display())]
+    Open(PathBuf, #[source] std::io::Error),
+    #[error("cannot write {}", .0.display())]
+    Write(PathBuf, #[source] std::io::Error),
     /// A game that viriformat cannot hold (a bug, not bad input).
+    #[error("cannot encode a game: {0}")]
     Encode(String),
-    Thread(std::io::Error),
+    #[error("cannot start a game thread")]
+    Thread(#[source] std::io::Error),
 }
-
-impl std::fmt::Display for DatagenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            DatagenError::FileName {
-                name,
-                seed,
-                suggestion,
-            } => write!(
-                f,
-                "the output file name '{name}' does not carry the seed as '-s{seed}' (for example \
-                 {suggestion}); give a directory to have the file named"
-            ),
-            DatagenError::Table(err) => write!(f, "{err}"),
-            DatagenError::Open(path, err) => write!(f, "cannot open {}: {err}", path.display()),
-            DatagenError::Write(path, err) => write!(f, "cannot write {}: {err}", path.display()),
-            DatagenError::Encode(why) => write!(f, "cannot encode a game: {why}"),
-            DatagenError::Thread(err) => write!(f, "cannot start a game thread: {err}"),
-        }
-    }
-}
-
-impl std::error::Error for DatagenError {}
 
 /// A short name for the evaluation `--eval-file` names: `net2` for the built-in network
 /// (`nnue::BUILT_IN_NAME`), `hce`, or the network file's stem.

@@ -116,29 +116,16 @@ pub fn record(game: &PgnGame) -> Result<GameRecord, String> {
 }
 
 /// Why a conversion could not go on (a game that cannot be read is skipped, not an error).
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum FromPgnError {
-    Read(PathBuf, std::io::Error),
+    #[error("cannot read {}", .0.display())]
+    Read(PathBuf, #[source] std::io::Error),
     /// A compressed file (OpenBench's uploads are bzip2): decompress it first.
+    #[error("{} is bzip2-compressed: decompress it first (bzip2 -dc FILE > FILE.pgn)", .0.display())]
     Compressed(PathBuf),
-    Write(DatagenError),
+    #[error(transparent)]
+    Write(#[from] DatagenError),
 }
-
-impl std::fmt::Display for FromPgnError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            FromPgnError::Read(path, err) => write!(f, "cannot read {}: {err}", path.display()),
-            FromPgnError::Compressed(path) => write!(
-                f,
-                "{} is bzip2-compressed: decompress it first (bzip2 -dc FILE > FILE.pgn)",
-                path.display()
-            ),
-            FromPgnError::Write(err) => write!(f, "{err}"),
-        }
-    }
-}
-
-impl std::error::Error for FromPgnError {}
 
 /// `ferrite-lab from-pgn`'s arguments.
 #[derive(clap::Args)]

@@ -15,7 +15,6 @@ use arrayvec::ArrayVec;
 use bulletformat::ChessBoard;
 use ferrite::eval::nnue::{output_bucket, Network, INPUTS, OUTPUT_BUCKETS, QA, QB, WEIGHT_LIMIT};
 use ferrite::rng::SplitMix64;
-use std::fmt;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -513,28 +512,17 @@ pub struct Settings {
 }
 
 /// Why training could not go on.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum TrainError {
+    #[error("no training positions")]
     NoPositions,
-    Write(PathBuf, std::io::Error),
-    ReadCheckpoint(PathBuf, std::io::Error),
+    #[error("cannot write {}", .0.display())]
+    Write(PathBuf, #[source] std::io::Error),
+    #[error("cannot read {}", .0.display())]
+    ReadCheckpoint(PathBuf, #[source] std::io::Error),
+    #[error("{path}: {1}", path = .0.display())]
     Checkpoint(PathBuf, String),
 }
-
-impl fmt::Display for TrainError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            TrainError::NoPositions => write!(f, "no training positions"),
-            TrainError::Write(path, err) => write!(f, "cannot write {}: {err}", path.display()),
-            TrainError::ReadCheckpoint(path, err) => {
-                write!(f, "cannot read {}: {err}", path.display())
-            }
-            TrainError::Checkpoint(path, why) => write!(f, "{}: {why}", path.display()),
-        }
-    }
-}
-
-impl std::error::Error for TrainError {}
 
 /// Separates the reflection draws of one epoch from the next.
 const REFLECT_SALT: u64 = 0xA24B_AED4_963E_E407;

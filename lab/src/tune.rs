@@ -6,6 +6,7 @@
 //! starting weights) is minimised by full-batch gradient descent with Adam. The fit starts
 //! from the weights the engine plays with.
 
+use anyhow::Context;
 use ferrite::board::Board;
 use ferrite::eval::hce::{self as eval, Features, N_WEIGHTS, WEIGHTS};
 use shakmaty::CastlingMode;
@@ -76,7 +77,7 @@ pub fn command(args: Args) -> anyhow::Result<()> {
     let labels = Labels { wdl, scale };
     let read = |path: &Path| -> anyhow::Result<Vec<Sample>> {
         let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("cannot read {}: {e}", path.display()))?;
+            .with_context(|| format!("cannot read {}", path.display()))?;
         let (samples, skipped) = load(&text, labels);
         if samples.is_empty() {
             anyhow::bail!("no labelled positions in {}", path.display());
@@ -118,7 +119,7 @@ pub fn command(args: Args) -> anyhow::Result<()> {
     print!("{}", format_weights(&report.weights));
     if let Some(path) = args.rust {
         ferrite::files::write(&path, rust_source(&report.weights, &args.origin).as_bytes())
-            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+            .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
 }

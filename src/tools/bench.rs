@@ -32,22 +32,13 @@ pub struct BenchResult {
 }
 
 /// Why the bench could not run.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum BenchError {
-    Table(crate::tt::memory::AllocError),
-    Position(usize, crate::board::BoardError),
+    #[error(transparent)]
+    Table(#[from] crate::tt::memory::AllocError),
+    #[error("bench position {0}")]
+    Position(usize, #[source] crate::board::BoardError),
 }
-
-impl std::fmt::Display for BenchError {
-    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        match self {
-            BenchError::Table(err) => write!(f, "{err}"),
-            BenchError::Position(number, err) => write!(f, "bench position {number}: {err}"),
-        }
-    }
-}
-
-impl std::error::Error for BenchError {}
 
 /// `ferrite bench`'s arguments.
 #[derive(clap::Args)]

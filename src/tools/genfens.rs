@@ -121,7 +121,7 @@ pub fn run(
     };
     let plies = request.plies.unwrap_or(if book.is_empty() { 8 } else { 4 });
     let mut player = Player::new(request.nodes, request.nodes.saturating_mul(4), evaluation)
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| crate::error::chain(&e))?;
     let mut rng = Rng::new(request.seed);
     let mut found = 0;
     let mut tries = 0;

@@ -3,7 +3,6 @@
 //! This module knows nothing about entries; it hands out a zeroed, 64-byte-aligned byte slice.
 
 use memmap2::MmapMut;
-use std::fmt;
 
 /// Size of a transparent huge page on x86-64 and most aarch64 kernels.
 pub const HUGE_PAGE: usize = 2 << 20;
@@ -18,24 +17,12 @@ pub enum PagePolicy {
 }
 
 /// Why the table's memory could not be had.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
+#[error("cannot allocate {} MiB for the hash table", .bytes >> 20)]
 pub struct AllocError {
     pub bytes: usize,
     pub source: std::io::Error,
 }
-
-impl fmt::Display for AllocError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "cannot allocate {} MiB for the hash table: {}",
-            self.bytes >> 20,
-            self.source
-        )
-    }
-}
-
-impl std::error::Error for AllocError {}
 
 /// A zero-initialised region of `len` bytes starting on a 2 MiB boundary.
 pub struct TableMemory {

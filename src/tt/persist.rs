@@ -8,7 +8,6 @@
 
 use super::{Bucket, Tt};
 use memmap2::{Mmap, MmapMut};
-use std::fmt;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -18,48 +17,35 @@ pub const FORMAT_VERSION: u32 = 1;
 pub const HEADER_LEN: usize = 4096;
 const CHECKSUMMED: usize = 32;
 
-#[derive(Debug)]
+/// Why a hash file could not be saved or loaded; the table is unchanged by a failed load.
+#[derive(Debug, thiserror::Error)]
 pub enum PersistError {
+    #[error("hash file {} does not exist", .0.display())]
     Missing(PathBuf),
-    Io(String),
+    #[error("hash file {}", .path.display())]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("hash file is truncated ({len} bytes, shorter than its header)")]
     Truncated { len: u64 },
+    #[error("not a Ferrite hash file (wrong magic)")]
     Foreign,
+    #[error("hash file format version {0} is not supported (this build reads {FORMAT_VERSION})")]
     Version(u32),
+    #[error("hash file header is corrupt (checksum mismatch)")]
     Checksum,
+    #[error("hash file is {len} bytes but its header promises {expected}")]
     SizeMismatch { len: u64, expected: u64 },
-    Alloc(String),
+    #[error(transparent)]
+    Alloc(#[from] super::memory::AllocError),
 }
-
-impl fmt::Display for PersistError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            PersistError::Missing(path) => write!(f, "hash file {} does not exist", path.display()),
-            PersistError::Io(e) => write!(f, "hash file: {e}"),
-            PersistError::Truncated { len } => {
-                write!(
-                    f,
-                    "hash file is truncated ({len} bytes, shorter than its header)"
-                )
-            }
-            PersistError::Foreign => write!(f, "not a Ferrite hash file (wrong magic)"),
-            PersistError::Version(v) => write!(
-                f,
-                "hash file format version {v} is not supported (this build reads {FORMAT_VERSION})"
-            ),
-            PersistError::Checksum => write!(f, "hash file header is corrupt (checksum mismatch)"),
-            PersistError::SizeMismatch { len, expected } => write!(
-                f,
-                "hash file is {len} bytes but its header promises {expected}"
-            ),
-            PersistError::Alloc(e) => write!(f, "{e}"),
-        }
-    }
-}
-
-impl std::error::Error for PersistError {}
 
 fn io_error(path: &Path) -> impl Fn(std::io::Error) -> PersistError + '_ {
-    move |e| PersistError::Io(format!("{}: {e}", path.display()))
+    move |source| PersistError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
 }
 
 /// FNV-1a, 64 bit: enough to tell a damaged header from a good one.
@@ -192,8 +178,7 @@ impl Tt {
         }
         let resized = header.n_buckets as usize != self.n_buckets;
         if resized {
-            self.resize_buckets(header.n_buckets as usize)
-                .map_err(|e| PersistError::Alloc(e.to_string()))?;
+            self.resize_buckets(header.n_buckets as usize)?;
         }
         self.memory.bytes_mut().copy_from_slice(&map[HEADER_LEN..]);
         self.generation = header.generation;

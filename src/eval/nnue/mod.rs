@@ -17,7 +17,6 @@ pub use accumulator::Accumulators;
 pub use simd::Kernels;
 
 use shakmaty::{Chess, Color, Position, Role, Square};
-use std::fmt;
 use std::ops::RangeInclusive;
 use std::sync::{Arc, OnceLock};
 
@@ -92,67 +91,34 @@ impl View {
 }
 
 /// Why bytes are not a network this build can use.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum FormatError {
+    #[error("not a Ferrite network file")]
     NotANetwork,
+    #[error(
+        "network format version {0}, which this build does not read (it reads 1 to {VERSION})"
+    )]
     UnknownVersion(u32),
+    #[error("unknown header flags {0:#x}")]
     UnknownFlags(u32),
+    #[error("a network of {hidden} hidden units and {buckets} output heads (at most {MAX_HIDDEN} and {MAX_BUCKETS}, at least 1 each)")]
     Shape { hidden: usize, buckets: usize },
+    #[error("output scale {0}, outside {first}..={last}", first = SCALE_RANGE.start(), last = SCALE_RANGE.end())]
     Scale(u32),
+    #[error("{found} bytes where a network of this header has {expected} (truncated or damaged)")]
     Length { found: usize, expected: usize },
+    #[error("weights beyond +-{WEIGHT_LIMIT} (+-{feature} and +-{output} quantised)")]
     WeightsBeyondLimit { feature: i16, output: i16 },
 }
 
-impl fmt::Display for FormatError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            FormatError::NotANetwork => write!(f, "not a Ferrite network file"),
-            FormatError::UnknownVersion(v) => write!(
-                f,
-                "network format version {v}, which this build does not read (it reads 1 to {VERSION})"
-            ),
-            FormatError::UnknownFlags(flags) => write!(f, "unknown header flags {flags:#x}"),
-            FormatError::Shape { hidden, buckets } => write!(
-                f,
-                "a network of {hidden} hidden units and {buckets} output heads (at most {MAX_HIDDEN} and {MAX_BUCKETS}, at least 1 each)"
-            ),
-            FormatError::Scale(scale) => write!(
-                f,
-                "output scale {scale}, outside {}..={}",
-                SCALE_RANGE.start(),
-                SCALE_RANGE.end()
-            ),
-            FormatError::Length { found, expected } => write!(
-                f,
-                "{found} bytes where a network of this header has {expected} (truncated or damaged)"
-            ),
-            FormatError::WeightsBeyondLimit { feature, output } => write!(
-                f,
-                "weights beyond +-{WEIGHT_LIMIT} (+-{feature} and +-{output} quantised)"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for FormatError {}
-
 /// Why a network file could not be used: it could not be read, or it is not a network.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum LoadError {
-    Read(std::path::PathBuf, std::io::Error),
-    Format(std::path::PathBuf, FormatError),
+    #[error("{}", .0.display())]
+    Read(std::path::PathBuf, #[source] std::io::Error),
+    #[error("{}", .0.display())]
+    Format(std::path::PathBuf, #[source] FormatError),
 }
-
-impl fmt::Display for LoadError {
-    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        match self {
-            LoadError::Read(path, err) => write!(f, "{}: {err}", path.display()),
-            LoadError::Format(path, err) => write!(f, "{}: {err}", path.display()),
-        }
-    }
-}
-
-impl std::error::Error for LoadError {}
 
 /// A quantised network as the engine uses it.
 #[derive(Clone, Debug, PartialEq, Eq)]
