@@ -426,6 +426,7 @@ pub fn shared_dir() -> std::path::PathBuf {
 /// the test.
 #[doc(hidden)]
 pub fn tables_for_tests() -> Option<String> {
+    use std::io::Write;
     let tables = shared_dir().join("syzygy");
     let shown = tables.display();
     if has_tables(&tables) {
@@ -435,7 +436,16 @@ pub fn tables_for_tests() -> Option<String> {
         std::env::var_os("FERRITE_REQUIRE_TABLEBASES").is_none(),
         "FERRITE_REQUIRE_TABLEBASES is set, and there are no Syzygy tables at {shown}"
     );
-    eprintln!("skipped: no Syzygy tables at {shown} (set FERRITE_SHARED to the shared folder)");
+    // Written to stderr directly rather than with eprintln!, which the test harness captures,
+    // so that a plain `cargo test` on a fresh clone lists each test that checked nothing.
+    let test = std::thread::current()
+        .name()
+        .unwrap_or("a test")
+        .to_string();
+    let _ = writeln!(
+        std::io::stderr(),
+        "skipped: {test}: no Syzygy tables at {shown} (set FERRITE_SHARED to the shared folder)"
+    );
     None
 }
 
