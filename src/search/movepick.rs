@@ -181,9 +181,8 @@ impl MovePicker {
     /// The picker of a main-search node (`in_check`: whether its side to move is in check);
     /// `conts` are the moves before it.
     pub fn new(
-        pos: &Chess,
         in_check: bool,
-        tt_move: u16,
+        tt_move: Option<Move>,
         killers: [Option<Move>; 2],
         counter: Option<Move>,
         conts: Continuations,
@@ -192,7 +191,7 @@ impl MovePicker {
             stage: Stage::TableMove,
             tactical_only: false,
             in_check,
-            tt_move: table_move(pos, in_check, tt_move),
+            tt_move,
             killers,
             counter,
             conts,
@@ -205,10 +204,10 @@ impl MovePicker {
 
     /// The picker of a quiescence node not in check: the table move if it is tactical, then
     /// the captures and queen promotions by victim and capture history.
-    pub fn tactical(pos: &Chess, tt_move: u16) -> MovePicker {
-        let mut picker = MovePicker::new(pos, false, tt_move, [None; 2], None, [None; 2]);
+    pub fn tactical(tt_move: Option<Move>) -> MovePicker {
+        let tt_move = tt_move.filter(|&mv| is_tactical(mv));
+        let mut picker = MovePicker::new(false, tt_move, [None; 2], None, [None; 2]);
         picker.tactical_only = true;
-        picker.tt_move = picker.tt_move.filter(|&mv| is_tactical(mv));
         picker
     }
 
@@ -352,9 +351,8 @@ mod tests {
         let pos = position("1k6/1p6/8/3n4/4P3/8/8/1Q2K3 w - - 0 1");
         let (tt, killer, counter) = (find(&pos, "e1e2"), find(&pos, "b1c2"), find(&pos, "e1f1"));
         let picker = MovePicker::new(
-            &pos,
             false,
-            encode_move(tt),
+            Some(tt),
             [Some(killer), Some(find(&pos, "e4d5"))],
             Some(counter),
             [None, None],
@@ -382,13 +380,9 @@ mod tests {
             let mut legal: Vec<String> = pos.legal_moves().iter().map(|m| m.to_string()).collect();
             legal.sort();
             for (i, &hint) in hints.iter().enumerate() {
-                let tt = pos
-                    .legal_moves()
-                    .get(i % 7)
-                    .map_or(0, |&mv| encode_move(mv));
+                let tt = pos.legal_moves().get(i % 7).copied();
                 let killers = [Some(hint), Some(hints[(i * 7) % hints.len()])];
-                let picker =
-                    MovePicker::new(&pos, pos.is_check(), tt, killers, Some(hint), [None, None]);
+                let picker = MovePicker::new(pos.is_check(), tt, killers, Some(hint), [None, None]);
                 let mut given: Vec<String> = drain(picker, &pos, &History::default())
                     .iter()
                     .map(|m| m.to_string())
@@ -400,8 +394,7 @@ mod tests {
                 // Quiescence searches every evasion with the main picker.
                 continue;
             }
-            let tactical: Vec<Move> =
-                drain(MovePicker::tactical(&pos, 0), &pos, &History::default());
+            let tactical: Vec<Move> = drain(MovePicker::tactical(None), &pos, &History::default());
             let expected = pos
                 .legal_moves()
                 .into_iter()
@@ -456,9 +449,9 @@ mod tests {
         let mut history = History::default();
         for favourite in captures.iter().copied() {
             history.update_capture(Color::White, favourite, 4000);
-            let mut picker = MovePicker::new(&pos, false, 0, [None, None], None, [None, None]);
+            let mut picker = MovePicker::new(false, None, [None, None], None, [None, None]);
             assert_eq!(picker.next_move(&pos, &history), Some(favourite));
-            let mut tactical = MovePicker::tactical(&pos, 0);
+            let mut tactical = MovePicker::tactical(None);
             assert_eq!(tactical.next_move(&pos, &history), Some(favourite));
             history.update_capture(Color::White, favourite, -8000);
         }

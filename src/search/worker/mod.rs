@@ -7,6 +7,7 @@ mod negamax;
 mod qsearch;
 
 use super::history::{Continuations, Memory};
+use super::movepick::table_move;
 use super::see::see_ge;
 use super::strength::CANDIDATES;
 use super::{Iteration, Job, Listener, Progress, Shared};
@@ -18,7 +19,7 @@ use crate::syzygy::Probing;
 use crate::time::IterationReport;
 use crate::tt::{Hit, Record, Tt, TtStats};
 use crate::types::{
-    encode_move, mate_plies, Bound, PieceTo, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, TB_WIN,
+    mate_plies, Bound, PieceTo, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, TB_WIN,
 };
 use shakmaty::{Chess, Move, MoveList, Position};
 
@@ -336,8 +337,7 @@ impl<'a> Worker<'a> {
             let Some(hit) = self.tt.probe(board.key(), 0) else {
                 break;
             };
-            let legal = board.pos().legal_moves();
-            let Some(&mv) = legal.iter().find(|&&mv| encode_move(mv) == hit.mv) else {
+            let Some(mv) = table_move(board.pos(), board.in_check(), hit.mv) else {
                 break;
             };
             pv.push(mv);
@@ -599,6 +599,7 @@ impl<'a> Worker<'a> {
 mod tests {
     use super::*;
     use crate::eval::Evaluation;
+    use crate::types::encode_move;
     use crate::syzygy::{ProbeRules, Syzygy};
     use shakmaty::{fen::Fen, uci::UciMove, CastlingMode};
     use std::sync::Arc;

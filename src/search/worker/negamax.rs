@@ -6,7 +6,7 @@ use super::{bound_of, check_extension, Worker, CURRMOVE_AFTER_MS, EVAL_NONE};
 use crate::board::gives_check;
 use crate::eval::correction::Keys;
 use crate::params;
-use crate::search::movepick::{is_tactical, MovePicker};
+use crate::search::movepick::{is_tactical, table_move, MovePicker};
 use crate::search::see::see_ge;
 use crate::tt::{Hit, Record};
 use crate::types::{
@@ -39,7 +39,8 @@ struct Node {
     /// static evaluation to correct).
     correction_keys: Option<Keys>,
     hit: Option<Hit>,
-    tt_move: u16,
+    /// The table's move, legal here (a torn entry or a key collision leaves none).
+    tt_move: Option<Move>,
     /// The evaluation as the table keeps it, before the correction.
     raw_eval: i32,
     /// The corrected static evaluation (`EVAL_NONE` in check).
@@ -132,11 +133,12 @@ impl Worker<'_> {
             return score;
         }
         // Without a table move the ordering is poor: search a ply shallower first.
-        let depth = if node.tt_move == 0 && depth >= params::iir_depth() && (node.pv_node || cut) {
-            depth - 1
-        } else {
-            depth
-        };
+        let depth =
+            if node.tt_move.is_none() && depth >= params::iir_depth() && (node.pv_node || cut) {
+                depth - 1
+            } else {
+                depth
+            };
         let node = Node { depth, ..node };
         self.search_moves(&node, alpha, beta, &tablebases)
     }
@@ -219,7 +221,7 @@ impl Worker<'_> {
             key,
             correction_keys,
             hit,
-            tt_move: hit.map_or(0, |h| h.mv),
+            tt_move: hit.and_then(|h| table_move(self.board.pos(), in_check, h.mv)),
             raw_eval,
             static_eval,
             eval,
@@ -334,14 +336,7 @@ impl Worker<'_> {
         let conts = self.continuations(ply);
         let killers = self.memory.history.killers(ply);
         let counter = previous.and_then(|prev| self.memory.history.counter(!us, prev));
-        let mut picker = MovePicker::new(
-            self.board.pos(),
-            node.in_check,
-            node.tt_move,
-            killers,
-            counter,
-            conts,
-        );
+        let mut picker = MovePicker::new(node.in_check, node.tt_move, killers, counter, conts);
 
         let original_alpha = alpha;
         let mut best_score = tablebases.floor;
@@ -384,9 +379,7 @@ impl Worker<'_> {
             }
 
             let extension = match node.hit {
-                Some(h)
-                    if !node.root && encode_move(mv) == node.tt_move && node.excluded.is_none() =>
-                {
+                Some(h) if !node.root && Some(mv) == node.tt_move && node.excluded.is_none() => {
                     let verdict = self.singular(h, mv, depth, beta, ply, node);
                     if self.stopped {
                         return 0;

@@ -3,7 +3,7 @@
 use super::{bound_of, Worker, EVAL_NONE};
 use crate::eval::piece_value;
 use crate::params;
-use crate::search::movepick::MovePicker;
+use crate::search::movepick::{table_move, MovePicker};
 use crate::search::see::see_ge;
 use crate::tt::Record;
 use crate::types::{encode_move, mated_in, piece_to, Bound, INFINITY, PLY_LIMIT};
@@ -68,13 +68,13 @@ impl Worker<'_> {
             (raw, eval, stand_pat)
         };
 
-        let tt_move = hit.map_or(0, |h| h.mv);
+        let tt_move = hit.and_then(|h| table_move(self.board.pos(), in_check, h.mv));
         // In check every evasion is searched, ordered as in the main search.
         let mut picker = if in_check {
             let conts = self.continuations(ply);
-            MovePicker::new(self.board.pos(), true, tt_move, [None; 2], None, conts)
+            MovePicker::new(true, tt_move, [None; 2], None, conts)
         } else {
-            MovePicker::tactical(self.board.pos(), tt_move)
+            MovePicker::tactical(tt_move)
         };
         let mut best_move = None;
         let mut any_legal = false;
