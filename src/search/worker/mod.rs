@@ -599,8 +599,8 @@ impl<'a> Worker<'a> {
 mod tests {
     use super::*;
     use crate::eval::Evaluation;
-    use crate::types::encode_move;
     use crate::syzygy::{ProbeRules, Syzygy};
+    use crate::types::encode_move;
     use shakmaty::{fen::Fen, uci::UciMove, CastlingMode};
     use std::sync::Arc;
 
