@@ -118,6 +118,19 @@ impl Pile {
         self.seen.len()
     }
 
+    /// Takes a game of a text file once it has ended, its hash complete.
+    fn take_open(&mut self, game: Option<(GameRead, GameHash, Chess)>, report: &mut FileReport) {
+        if let Some((read, hash, _)) = game {
+            self.take(
+                GameRead {
+                    hash: hash.0,
+                    ..read
+                },
+                report,
+            );
+        }
+    }
+
     fn take(&mut self, game: GameRead, report: &mut FileReport) {
         report.games += 1;
         report.positions += game.positions;
@@ -229,15 +242,7 @@ impl Pile {
                     && next.castles().castling_rights() == parsed.pos.castles().castling_rights()
             });
             if !continues {
-                if let Some((read, hash, _)) = game.take() {
-                    self.take(
-                        GameRead {
-                            hash: hash.0,
-                            ..read
-                        },
-                        report,
-                    );
-                }
+                self.take_open(game.take(), report);
                 let read = GameRead {
                     hash: 0,
                     positions: 0,
@@ -258,15 +263,7 @@ impl Pile {
             *next = parsed.pos;
             next.play_unchecked(parsed.mv);
         }
-        if let Some((read, hash, _)) = game.take() {
-            self.take(
-                GameRead {
-                    hash: hash.0,
-                    ..read
-                },
-                report,
-            );
-        }
+        self.take_open(game.take(), report);
         if skipped > report.problems.len() {
             report
                 .problems

@@ -130,36 +130,14 @@ fn the_command_names_files_by_seed_appends_whole_games_and_counts_replayed_ones(
 
     // A file name must carry the seed; a directory that does not exist cannot be written.
     let named = |name: &str| dir.join(name).display().to_string();
-    let unnamed = ferrite(&[
-        "datagen",
-        "--games",
-        "1",
-        "--seed",
-        "7",
-        "--output",
-        &named("games.vf"),
-    ]);
+    let one_game_to =
+        |output: &str| ferrite(&["datagen", "--games", "1", "--seed", "7", "--output", output]);
+    let unnamed = one_game_to(&named("games.vf"));
     assert!(!unnamed.status.success());
     assert!(String::from_utf8_lossy(&unnamed.stderr).contains("-s7"));
-    let other_seed = ferrite(&[
-        "datagen",
-        "--games",
-        "1",
-        "--seed",
-        "7",
-        "--output",
-        &named("x-s71.vf"),
-    ]);
+    let other_seed = one_game_to(&named("x-s71.vf"));
     assert!(!other_seed.status.success());
-    let missing = ferrite(&[
-        "datagen",
-        "--games",
-        "1",
-        "--seed",
-        "7",
-        "--output",
-        "/nonexistent-dir/x-s7.vf",
-    ]);
+    let missing = one_game_to("/nonexistent-dir/x-s7.vf");
     assert!(!missing.status.success());
     std::fs::remove_dir_all(&dir).unwrap();
 }
