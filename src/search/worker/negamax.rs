@@ -442,6 +442,15 @@ impl Worker<'_> {
         if best_score <= original_alpha && !node.root {
             self.reward_refuting_quiet(ply, depth);
         }
+        // An exact result: the best move raised alpha without a cutoff, and is rewarded over
+        // the moves tried before it as a cutoff's move is (Stockfish rewards either).
+        if let Some(best) = best_move.filter(|_| best_score < beta) {
+            let before = |tried: &[Move]| -> MoveList {
+                tried.iter().copied().take_while(|&mv| mv != best).collect()
+            };
+            let (quiets, captures) = (before(&quiets_tried), before(&captures_tried));
+            self.reward_cutoff(ply, depth, best, &quiets, &captures);
+        }
         self.record_result(
             node,
             best_score,
@@ -714,9 +723,10 @@ impl Worker<'_> {
             .update_quiet(them, previous, conts, bonus);
     }
 
-    /// `mv` caused a cutoff. A quiet one becomes a killer and the counter to the previous
-    /// move, and its histories rise while the quiets tried before it fall; a capture's history
-    /// rises. Either way the captures tried before it fall.
+    /// `mv` caused a cutoff (or was the best move of an exact result). A quiet one becomes a
+    /// killer and the counter to the previous move, and its histories rise while the quiets
+    /// tried before it fall; a capture's history rises. Either way the captures tried before it
+    /// fall.
     fn reward_cutoff(
         &mut self,
         ply: usize,
