@@ -390,6 +390,7 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
         hidden,
         buckets: 1,
         mirrored: false,
+        king_buckets: 1,
         scale: 400,
         feature_weights: (0..INPUTS * hidden)
             .map(|i| ((i * 37) % 101) as i16 - 50)
@@ -402,8 +403,8 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
     std::fs::write(&good, net.to_bytes()).unwrap();
     let bad = dir.join("bad.nnue");
     std::fs::write(&bad, b"FENN but nothing more").unwrap();
-    // A whole file with one header word changed: the version, the output scale; and a file
-    // cut short.
+    // A whole file with one header word changed: the version, the output scale, the king
+    // buckets; and a file cut short.
     let changed = |at: usize, value: u32, name: &str| {
         let mut bytes = net.to_bytes();
         bytes[at..at + 4].copy_from_slice(&value.to_le_bytes());
@@ -413,6 +414,7 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
     };
     let future = changed(4, 9, "future.nnue");
     let unscaled = changed(20, 0, "unscaled.nnue");
+    let kings = changed(24, 3, "kings.nnue");
     let truncated = dir.join("truncated.nnue");
     let bytes = net.to_bytes();
     std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
@@ -441,6 +443,7 @@ fn eval_file_loads_a_network_and_refuses_a_bad_one() {
         ),
         (future.display().to_string(), "version 9"),
         (unscaled.display().to_string(), "output scale 0"),
+        (kings.display().to_string(), "3 king input buckets"),
         (truncated.display().to_string(), "truncated"),
     ] {
         let refused = s.messages(&format!("setoption name EvalFile value {path}"));

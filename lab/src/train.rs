@@ -1,4 +1,4 @@
-//! `ferrite-lab train`: fits a (768 -> N) x 2 -> B SCReLU network (`eval::nnue`) to self-play
+//! `ferrite-lab train`: fits a (768 x KB -> N) x 2 -> B SCReLU network (`eval::nnue`) to self-play
 //! positions, each labelled by a blend of its search score and its game's result, with AdamW,
 //! a cosine learning-rate schedule, a held-out validation loss each epoch, and a checkpoint
 //! after each epoch that `--resume` continues from. Writes the quantised network the engine
@@ -13,18 +13,21 @@
 use crate::data;
 use arrayvec::ArrayVec;
 use bulletformat::ChessBoard;
-use ferrite::eval::nnue::{output_bucket, Network, INPUTS, OUTPUT_BUCKETS, QA, QB, WEIGHT_LIMIT};
+use ferrite::eval::nnue::{
+    king_bucket, output_bucket, Network, INPUTS, KING_BUCKETS, OUTPUT_BUCKETS, QA, QB, WEIGHT_LIMIT,
+};
 use ferrite::rng::SplitMix64;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// The shape of a network: hidden units, output heads, and whether each perspective's
-/// files are mirrored so its king stands on e-h.
+/// The shape of a network: hidden units, output heads, whether each perspective's files are
+/// mirrored so its king stands on e-h, and its king input buckets (1 or `KING_BUCKETS`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
     pub hidden: usize,
     pub buckets: usize,
     pub mirrored: bool,
+    pub king_buckets: usize,
 }
 
 /// The features of a training board, at most 32 a perspective.
@@ -46,14 +49,24 @@ fn features(board: &ChessBoard, shape: Shape, reflect: bool) -> (Features, Featu
         }
     };
     let (our_flip, their_flip) = (flip(board.our_ksq()), flip(board.opp_ksq()));
+    // Where each side's weights start: its king's bucket, its king seen as it sees the board.
+    let offset = |king: u8, flip: usize| {
+        king_bucket(usize::from(king) ^ reflect ^ flip, shape.king_buckets) * INPUTS
+    };
+    let (our_offset, their_offset) = (
+        offset(board.our_ksq(), our_flip),
+        offset(board.opp_ksq(), their_flip),
+    );
     let mut ours = Features::new();
     let mut theirs = Features::new();
     for (piece, square) in *board {
         let side = usize::from(piece >> 3);
         let role = usize::from(piece & 7);
         let square = usize::from(square) ^ reflect;
-        ours.push((side * 384 + role * 64 + (square ^ our_flip)) as u16);
-        theirs.push(((1 - side) * 384 + role * 64 + (square ^ 56 ^ their_flip)) as u16);
+        ours.push((our_offset + side * 384 + role * 64 + (square ^ our_flip)) as u16);
+        theirs.push(
+            (their_offset + (1 - side) * 384 + role * 64 + (square ^ 56 ^ their_flip)) as u16,
+        );
     }
     let bucket = output_bucket(board.occ().count_ones(), shape.buckets);
     (ours, theirs, bucket)
@@ -95,7 +108,7 @@ impl Target {
 #[derive(Clone, Debug, PartialEq)]
 pub struct FloatNet {
     pub shape: Shape,
-    /// `[feature][hidden]`, then the feature biases, the output weights (`[bucket][ours,
+    /// `[king bucket][feature][hidden]`, then the feature biases, the output weights (`[bucket][ours,
     /// theirs]`) and the output biases: one flat vector, so the optimiser treats every weight
     /// alike.
     pub weights: Vec<f32>,
@@ -133,15 +146,15 @@ impl FloatNet {
     }
 
     fn len(shape: Shape) -> usize {
-        (INPUTS + 1 + 2 * shape.buckets) * shape.hidden + shape.buckets
+        (INPUTS * shape.king_buckets + 1 + 2 * shape.buckets) * shape.hidden + shape.buckets
     }
 
     fn bias_at(&self) -> usize {
-        INPUTS * self.shape.hidden
+        INPUTS * self.shape.king_buckets * self.shape.hidden
     }
 
     fn output_at(&self) -> usize {
-        (INPUTS + 1) * self.shape.hidden
+        self.bias_at() + self.shape.hidden
     }
 
     fn output_bias_at(&self) -> usize {
@@ -163,6 +176,7 @@ impl FloatNet {
             hidden: self.shape.hidden,
             buckets: self.shape.buckets,
             mirrored: self.shape.mirrored,
+            king_buckets: self.shape.king_buckets,
             scale,
             feature_weights: self.weights[..bias_at].iter().map(|&w| q(w, QA)).collect(),
             feature_bias: self.weights[bias_at..out]
@@ -384,6 +398,10 @@ pub struct Args {
     /// a-d (mirrored inputs are the default).
     #[arg(long)]
     plain_inputs: bool,
+    /// King input buckets: 1 (none) or 4 (the castled corners, the rest of the first rank,
+    /// the second rank, the open board; `eval::nnue::king_bucket`).
+    #[arg(long, default_value_t = DEFAULT_SHAPE.king_buckets as u64, value_parser = king_buckets_arg)]
+    king_buckets: u64,
     /// Passes over the training positions (the defaults of the schedule are the recipe
     /// measured in games, docs/network.md).
     #[arg(long, default_value_t = 40, value_parser = clap::value_parser!(u64).range(1..))]
@@ -423,6 +441,14 @@ pub struct Args {
     /// half the epochs; with mirrored inputs a reflection changes nothing).
     #[arg(long)]
     no_reflect: bool,
+}
+
+/// `--king-buckets`: a count the network format knows.
+fn king_buckets_arg(text: &str) -> Result<u64, String> {
+    match text.parse::<u64>() {
+        Ok(n) if n == 1 || n == KING_BUCKETS as u64 => Ok(n),
+        _ => Err(format!("1 or {KING_BUCKETS}")),
+    }
 }
 
 /// `ferrite-lab train`: reads the pile, fits K unless given, and trains, with a line of
@@ -471,6 +497,7 @@ pub fn command(args: Args) -> anyhow::Result<()> {
             hidden: args.hidden as usize,
             buckets: args.buckets as usize,
             mirrored: !args.plain_inputs,
+            king_buckets: args.king_buckets as usize,
         },
         epochs: args.epochs as usize,
         batch_size: args.batch_size as usize,
@@ -540,8 +567,9 @@ fn checkpoint_path(output: &Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-const CHECKPOINT_MAGIC: &[u8; 4] = b"FEC2";
-const CHECKPOINT_HEADER: usize = 4 + 5 * 8;
+/// Version 3 of the checkpoint: the shape carries the king buckets.
+const CHECKPOINT_MAGIC: &[u8; 4] = b"FEC3";
+const CHECKPOINT_HEADER: usize = 4 + 6 * 8;
 
 impl Checkpoint {
     fn to_bytes(&self) -> Vec<u8> {
@@ -554,6 +582,7 @@ impl Checkpoint {
             shape.buckets as u64,
             u64::from(shape.mirrored),
             self.adam.step,
+            shape.king_buckets as u64,
         ] {
             out.extend_from_slice(&field.to_le_bytes());
         }
@@ -581,8 +610,12 @@ impl Checkpoint {
             hidden: word(1) as usize,
             buckets: word(2) as usize,
             mirrored: word(3) != 0,
+            king_buckets: word(5) as usize,
         };
-        if !(1..=1 << 14).contains(&shape.hidden) || !(1..=32).contains(&shape.buckets) {
+        if !(1..=1 << 14).contains(&shape.hidden)
+            || !(1..=32).contains(&shape.buckets)
+            || ![1, KING_BUCKETS].contains(&shape.king_buckets)
+        {
             return Err(format!("checkpoint of shape {shape:?}"));
         }
         let n = FloatNet::len(shape);
@@ -811,6 +844,7 @@ pub const DEFAULT_SHAPE: Shape = Shape {
     hidden: 256,
     buckets: OUTPUT_BUCKETS,
     mirrored: true,
+    king_buckets: 1,
 };
 
 #[cfg(test)]
@@ -851,21 +885,36 @@ mod tests {
             .collect()
     }
 
-    const SHAPES: [Shape; 3] = [
+    const SHAPES: [Shape; 5] = [
         Shape {
             hidden: 4,
             buckets: 1,
             mirrored: false,
+            king_buckets: 1,
         },
         Shape {
             hidden: 12,
             buckets: OUTPUT_BUCKETS,
             mirrored: false,
+            king_buckets: 1,
         },
         Shape {
             hidden: 12,
             buckets: OUTPUT_BUCKETS,
             mirrored: true,
+            king_buckets: 1,
+        },
+        Shape {
+            hidden: 12,
+            buckets: OUTPUT_BUCKETS,
+            mirrored: true,
+            king_buckets: KING_BUCKETS,
+        },
+        Shape {
+            hidden: 8,
+            buckets: 1,
+            mirrored: false,
+            king_buckets: KING_BUCKETS,
         },
     ];
 
@@ -1026,6 +1075,7 @@ mod tests {
                 hidden: net.hidden,
                 buckets: net.buckets,
                 mirrored: net.mirrored,
+                king_buckets: net.king_buckets,
             },
             weights,
         }

@@ -1,14 +1,16 @@
 //! The network's hidden layer before activation (the accumulator), kept for every position on
 //! the line a search thread is looking at: one pair (White's perspective, Black's) per ply.
 //! Making a move writes the next pair from the previous one and the few feature rows the move
-//! changes; unmaking steps back, a null move copies. Nothing is rebuilt from scratch in the
-//! normal course of a search.
+//! changes; unmaking steps back, a null move copies. A king move that changes how its side
+//! sees the board (another king bucket, or the other half under mirroring) refreshes that
+//! side's accumulator from the last one computed for the same view, by the difference of the
+//! two boards (a cache of one accumulator per view: Koivisto's and Berserk's "finny table").
 
 use super::simd::Kernels;
-use super::{output_bucket, Network, View};
+use super::{output_bucket, Network, View, INPUTS};
 use crate::board::{Change, Placement};
 use arrayvec::ArrayVec;
-use shakmaty::{Chess, Color, File, Move, Position, Role, Square};
+use shakmaty::{Bitboard, Chess, Color, File, Move, Position, Role, Square};
 use std::sync::Arc;
 
 /// The feature rows of `placements` seen through `view`.
@@ -42,9 +44,20 @@ fn king_destination(mv: Move) -> Option<Square> {
     }
 }
 
-/// Whether a mirrored network sees a king on `a` and on `b` through different files.
-fn crosses_the_middle(a: Square, b: Square) -> bool {
-    (a.file() < File::E) != (b.file() < File::E)
+/// The last accumulator computed for one view, and the board it was computed for.
+struct Cached {
+    values: Vec<i16>,
+    /// `[colour][role - 1]`: where the pieces stood.
+    pieces: [[Bitboard; 6]; 2],
+}
+
+/// The slot of `view` in the cache: by perspective, king bucket and whether the files are
+/// swapped.
+fn cache_slot(view: View, king_buckets: usize) -> usize {
+    let side = side_index(view.perspective);
+    let bucket = view.offset / INPUTS;
+    let swapped = usize::from(view.flip & 7 != 0);
+    (side * king_buckets + bucket) * 2 + swapped
 }
 
 /// The accumulators of one search thread.
@@ -55,6 +68,8 @@ pub struct Accumulators {
     values: Vec<i16>,
     /// The ply whose pair is current.
     ply: usize,
+    /// One entry per view (`cache_slot`), each starting as the biases of an empty board.
+    cache: Vec<Cached>,
 }
 
 impl Accumulators {
@@ -65,12 +80,19 @@ impl Accumulators {
 
     pub(super) fn with_kernels(net: Arc<Network>, root: &Chess, kernels: Kernels) -> Accumulators {
         let width = 2 * net.hidden;
+        let cache = (0..2 * net.king_buckets * 2)
+            .map(|_| Cached {
+                values: net.feature_bias.clone(),
+                pieces: [[Bitboard::EMPTY; 6]; 2],
+            })
+            .collect();
         let mut accumulators = Accumulators {
             net,
             kernels,
             // Room for a typical line; `grow` adds more if a search goes deeper.
             values: vec![0; 64 * width],
             ply: 0,
+            cache,
         };
         for perspective in [Color::White, Color::Black] {
             accumulators.refresh(root, perspective);
@@ -82,21 +104,31 @@ impl Accumulators {
         2 * self.net.hidden
     }
 
-    /// Computes the current ply's accumulator of `perspective` from nothing, for `pos`.
+    /// Computes the current ply's accumulator of `perspective` for `pos` from the cached one of
+    /// the same view: the rows of the pieces that arrived since are added, those of the pieces
+    /// that left are taken away, and the cache keeps the result.
     fn refresh(&mut self, pos: &Chess, perspective: Color) {
         let hidden = self.net.hidden;
         let view = self.net.view(pos, perspective);
-        let start = self.ply * self.width() + side_index(perspective) * hidden;
-        let acc = &mut self.values[start..start + hidden];
-        acc.copy_from_slice(&self.net.feature_bias);
+        let cached = &mut self.cache[cache_slot(view, self.net.king_buckets)];
         let board = pos.board();
-        for square in board.occupied() {
-            let piece = board.piece_at(square).expect("occupied square");
-            let row = self.net.row(view.feature(piece.color, piece.role, square));
-            for (a, &w) in acc.iter_mut().zip(row) {
-                *a = a.wrapping_add(w);
+        for color in [Color::White, Color::Black] {
+            for role in Role::ALL {
+                let now = board.by_color(color) & board.by_role(role);
+                let then = &mut cached.pieces[side_index(color)][role as usize - 1];
+                for (squares, sign) in [(now & !*then, 1i16), (*then & !now, -1)] {
+                    for square in squares {
+                        let row = self.net.row(view.feature(color, role, square));
+                        for (a, &w) in cached.values.iter_mut().zip(row) {
+                            *a = a.wrapping_add(sign.wrapping_mul(w));
+                        }
+                    }
+                }
+                *then = now;
             }
         }
+        let start = self.ply * 2 * hidden + side_index(perspective) * hidden;
+        self.values[start..start + hidden].copy_from_slice(&cached.values);
     }
 
     /// Makes sure the pair of ply `ply` exists.
@@ -108,8 +140,8 @@ impl Accumulators {
     }
 
     /// The move `mv` is made from `before`: the next ply's pair follows from this one, but
-    /// for a perspective that now sees the board through other files (its king crossed the
-    /// middle under a mirrored network), which is computed afresh.
+    /// for a perspective whose king move changed its view (another king bucket, or the other
+    /// half of the board under mirroring), which is refreshed.
     pub fn make(&mut self, before: &Chess, mv: Move) {
         self.grow(self.ply + 1);
         let us = before.turn();
@@ -117,11 +149,9 @@ impl Accumulators {
         let mut fresh: ArrayVec<Color, 2> = ArrayVec::new();
         if change.is_none() {
             fresh.extend([Color::White, Color::Black]);
-        } else if self.net.mirrored {
-            if let (Some(from), Some(to)) = (before.board().king_of(us), king_destination(mv)) {
-                if crosses_the_middle(from, to) {
-                    fresh.push(us);
-                }
+        } else if let (Some(from), Some(to)) = (before.board().king_of(us), king_destination(mv)) {
+            if self.net.king_view(us, from) != self.net.king_view(us, to) {
+                fresh.push(us);
             }
         }
         if let Some(change) = &change {
@@ -186,7 +216,8 @@ impl Accumulators {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eval::nnue::tests::random_network;
+    use crate::eval::nnue::tests::{random_bucketed_network, random_network};
+    use crate::eval::nnue::{KING_BUCKETS, OUTPUT_BUCKETS};
     use crate::rng::SplitMix64;
     use shakmaty::{fen::Fen, CastlingMode};
 
@@ -196,12 +227,15 @@ mod tests {
 
     /// Random games from positions with castling (both modes), en passant and promotions at
     /// hand, made and unmade on the accumulators, which must equal the network computed from
-    /// nothing at every step.
+    /// nothing at every step: through king moves into other buckets and across the middle,
+    /// where the cache refreshes a side by difference.
     #[test]
     fn incremental_updates_equal_the_evaluation_from_scratch() {
         for net in [
             random_network(40, 1, false, 3),
-            random_network(40, super::super::OUTPUT_BUCKETS, true, 4),
+            random_network(40, OUTPUT_BUCKETS, true, 4),
+            random_bucketed_network(40, OUTPUT_BUCKETS, true, KING_BUCKETS, 5),
+            random_bucketed_network(40, 1, false, KING_BUCKETS, 6),
         ] {
             replay_random_games(Arc::new(net));
         }
@@ -245,7 +279,9 @@ mod tests {
                         kinds[1] += usize::from(mv.is_en_passant());
                         kinds[2] += usize::from(mv.is_promotion());
                         kinds[3] += usize::from(king_destination(mv).is_some_and(|to| {
-                            crosses_the_middle(pos.board().king_of(pos.turn()).unwrap(), to)
+                            let us = pos.turn();
+                            net.king_view(us, pos.board().king_of(us).unwrap())
+                                != net.king_view(us, to)
                         }));
                         acc.make(&pos, mv);
                         pos.play_unchecked(mv);
@@ -268,9 +304,12 @@ mod tests {
                 }
             }
         }
+        // A plain network (one bucket, no mirroring) sees the board alike wherever its king
+        // goes.
+        let views_can_change = net.king_buckets > 1 || net.mirrored;
         assert!(
-            kinds.iter().all(|&n| n > 0),
-            "castles, en passant, promotions, kings crossing the middle: {kinds:?}"
+            kinds[..3].iter().all(|&n| n > 0) && (kinds[3] > 0) == views_can_change,
+            "castles, en passant, promotions, king moves that change the view: {kinds:?}"
         );
     }
 }

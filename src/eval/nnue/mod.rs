@@ -1,14 +1,18 @@
 //! The network's shape and file format, shared by the trainer (`ferrite_lab::train`) and the
-//! engine: a (768 -> N) x 2 -> B perspective network with SCReLU, quantised to i16 as
+//! engine: a (768 x KB -> N) x 2 -> B perspective network with SCReLU, quantised to i16 as
 //! bullet's simple example does (QA = 255, QB = 64; source: jw1912/bullet,
-//! `examples/simple.rs`), with B output heads chosen by the number of pieces on the board.
+//! `examples/simple.rs`), with B output heads chosen by the number of pieces on the board and
+//! KB king input buckets (1, or `KING_BUCKETS`) chosen by where each perspective's own king
+//! stands.
 //!
 //! The 768 inputs are (side, role, square) seen from one perspective: the perspective's own
 //! pieces come first and its board is the right way up (Black's perspective mirrors the
 //! ranks). A network trained with horizontal mirroring also swaps the files of a
 //! perspective whose king stands on files a-d, so that king always seems to stand on e-h.
-//! Both perspectives share one feature transformer; each output head has a weight for
-//! every hidden unit of each perspective.
+//! With king buckets each perspective reads the feature weights of its king's bucket: the
+//! same piece on the same square weighs differently behind a castled king and beside an
+//! exposed one. Both perspectives share one feature transformer; each output head has a
+//! weight for every hidden unit of each perspective.
 
 mod accumulator;
 mod simd;
@@ -27,6 +31,9 @@ pub const QA: i32 = 255;
 pub const QB: i32 = 64;
 /// The output heads of a network with material buckets: one per four pieces on the board.
 pub const OUTPUT_BUCKETS: usize = 8;
+/// The king input buckets of a network that has them (`king_bucket` gives the layout); a
+/// network without them has one.
+pub const KING_BUCKETS: usize = 4;
 /// Weights are kept within this so that a clamped activation times an output weight fits an
 /// i16 (255 x 1.98 x 64 < 32,767), which SIMD kernels rely on.
 pub const WEIGHT_LIMIT: f32 = 1.98;
@@ -39,8 +46,9 @@ const MAX_HIDDEN: usize = 1 << 14;
 const MAX_BUCKETS: usize = 32;
 
 const MAGIC: &[u8; 4] = b"FENN";
-/// Version 2: the header names the output heads, horizontal mirroring and the output scale.
-const VERSION: u32 = 2;
+/// Version 2 named the output heads, horizontal mirroring and the output scale; version 3
+/// adds the king input buckets.
+const VERSION: u32 = 3;
 const FLAG_MIRRORED: u32 = 1;
 /// The network built into the binary: the engine's evaluation unless `EvalFile` (or
 /// `--eval-file`) names another. `nets/README.md` says how it was made and the match that
@@ -56,18 +64,38 @@ pub fn output_bucket(pieces: u32, buckets: usize) -> usize {
     (pieces.saturating_sub(2) as usize / per_bucket).min(buckets.max(1) - 1)
 }
 
-/// How one perspective sees the board: whose pieces count as its own, and the exclusive-or
-/// that takes a square to the perspective's square (ranks for Black, files when mirrored).
+/// The king input bucket (of `king_buckets`: 1 or `KING_BUCKETS`) of a king on `square` as
+/// its own perspective sees it (after the flips of `View`). Four buckets: the castled corners
+/// (files a-b and g-h of the first two ranks), the rest of the first rank, the rest of the
+/// second, and the king out in the open (ranks 3-8). A mirrored network sees only files e-h.
+pub fn king_bucket(square: usize, king_buckets: usize) -> usize {
+    if king_buckets == 1 {
+        return 0;
+    }
+    let (rank, file) = (square / 8, square % 8);
+    match rank {
+        0 | 1 if file <= 1 || file >= 6 => 0,
+        0 => 1,
+        1 => 2,
+        _ => 3,
+    }
+}
+
+/// How one perspective sees the board: whose pieces count as its own, the exclusive-or
+/// that takes a square to the perspective's square (ranks for Black, files when mirrored),
+/// and where the weights of its king's bucket start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct View {
     perspective: Color,
     flip: usize,
+    /// `king bucket x INPUTS`.
+    offset: usize,
 }
 
 impl View {
     /// The view of `perspective`, whose king stands on `king`, for a network that does or
-    /// does not mirror.
-    pub fn new(perspective: Color, king: Square, mirrored: bool) -> View {
+    /// does not mirror and has `king_buckets` king input buckets.
+    pub fn new(perspective: Color, king: Square, mirrored: bool, king_buckets: usize) -> View {
         let ranks = match perspective {
             Color::White => 0,
             Color::Black => 56,
@@ -77,16 +105,18 @@ impl View {
         } else {
             0
         };
+        let flip = ranks | files;
         View {
             perspective,
-            flip: ranks | files,
+            flip,
+            offset: king_bucket(king as usize ^ flip, king_buckets) * INPUTS,
         }
     }
 
     /// The input feature of a piece of `color` and `role` on `square`.
     pub fn feature(self, color: Color, role: Role, square: Square) -> usize {
         let side = usize::from(color != self.perspective);
-        side * 384 + (role as usize - 1) * 64 + (square as usize ^ self.flip)
+        self.offset + side * 384 + (role as usize - 1) * 64 + (square as usize ^ self.flip)
     }
 }
 
@@ -103,6 +133,8 @@ pub enum FormatError {
     UnknownFlags(u32),
     #[error("a network of {hidden} hidden units and {buckets} output heads (at most {MAX_HIDDEN} and {MAX_BUCKETS}, at least 1 each)")]
     Shape { hidden: usize, buckets: usize },
+    #[error("{0} king input buckets (this build knows 1 and {KING_BUCKETS})")]
+    KingBuckets(usize),
     #[error("output scale {0}, outside {first}..={last}", first = SCALE_RANGE.start(), last = SCALE_RANGE.end())]
     Scale(u32),
     #[error("{found} bytes where a network of this header has {expected} (truncated or damaged)")]
@@ -128,9 +160,11 @@ pub struct Network {
     pub buckets: usize,
     /// Whether each perspective's files are swapped when its king stands on files a-d.
     pub mirrored: bool,
+    /// King input buckets, chosen by `king_bucket` (1: none).
+    pub king_buckets: usize,
     /// Centipawns per unit of output.
     pub scale: u32,
-    /// `[feature][hidden]`, times QA.
+    /// `[king bucket][feature][hidden]`, times QA.
     pub feature_weights: Vec<i16>,
     /// Times QA.
     pub feature_bias: Vec<i16>,
@@ -146,12 +180,14 @@ fn word(bytes: &[u8], at: usize) -> u32 {
 }
 
 impl Network {
-    /// The file (version 2): "FENN", version, hidden units, output heads, flags (bit 0:
-    /// mirrored), output scale, each a u32; then the feature weights, feature biases and
-    /// output weights as i16 and the output biases as i32, all little-endian. Version 1 had
-    /// only "FENN", version and hidden units, one head, no mirroring and scale 400.
+    /// The file (version 3): "FENN", version, hidden units, output heads, flags (bit 0:
+    /// mirrored), output scale, king input buckets, each a u32; then the feature weights,
+    /// feature biases and output weights as i16 and the output biases as i32, all
+    /// little-endian. Version 2 had no king buckets field (one bucket); version 1 had only
+    /// "FENN", version and hidden units, one head, no mirroring and scale 400.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(Self::file_len(VERSION, self.hidden, self.buckets));
+        let len = Self::file_len(VERSION, self.hidden, self.buckets, self.king_buckets);
+        let mut out = Vec::with_capacity(len);
         out.extend_from_slice(MAGIC);
         let flags = if self.mirrored { FLAG_MIRRORED } else { 0 };
         for field in [
@@ -160,6 +196,7 @@ impl Network {
             self.buckets as u32,
             flags,
             self.scale,
+            self.king_buckets as u32,
         ] {
             out.extend_from_slice(&field.to_le_bytes());
         }
@@ -178,15 +215,17 @@ impl Network {
     }
 
     fn header_len(version: u32) -> usize {
-        if version == 1 {
-            12
-        } else {
-            24
+        match version {
+            1 => 12,
+            2 => 24,
+            _ => 28,
         }
     }
 
-    fn file_len(version: u32, hidden: usize, buckets: usize) -> usize {
-        Self::header_len(version) + 2 * (INPUTS + 1 + 2 * buckets) * hidden + 4 * buckets
+    fn file_len(version: u32, hidden: usize, buckets: usize, king_buckets: usize) -> usize {
+        Self::header_len(version)
+            + 2 * (INPUTS * king_buckets + 1 + 2 * buckets) * hidden
+            + 4 * buckets
     }
 
     /// Reads a network file, refusing anything that is not one whole network.
@@ -195,7 +234,7 @@ impl Network {
             return Err(FormatError::NotANetwork);
         }
         let version = word(bytes, 4);
-        if version != 1 && version != VERSION {
+        if !(1..=VERSION).contains(&version) {
             return Err(FormatError::UnknownVersion(version));
         }
         if bytes.len() < Self::header_len(version) {
@@ -210,8 +249,16 @@ impl Network {
         } else {
             (word(bytes, 12) as usize, word(bytes, 16), word(bytes, 20))
         };
+        let king_buckets = if version >= 3 {
+            word(bytes, 24) as usize
+        } else {
+            1
+        };
         if !(1..=MAX_HIDDEN).contains(&hidden) || !(1..=MAX_BUCKETS).contains(&buckets) {
             return Err(FormatError::Shape { hidden, buckets });
+        }
+        if king_buckets != 1 && king_buckets != KING_BUCKETS {
+            return Err(FormatError::KingBuckets(king_buckets));
         }
         if flags & !FLAG_MIRRORED != 0 {
             return Err(FormatError::UnknownFlags(flags));
@@ -219,7 +266,7 @@ impl Network {
         if !SCALE_RANGE.contains(&scale) {
             return Err(FormatError::Scale(scale));
         }
-        let expected = Self::file_len(version, hidden, buckets);
+        let expected = Self::file_len(version, hidden, buckets, king_buckets);
         if bytes.len() != expected {
             return Err(FormatError::Length {
                 found: bytes.len(),
@@ -231,7 +278,7 @@ impl Network {
             .chunks_exact(2)
             .map(|c| i16::from_le_bytes([c[0], c[1]]));
         let mut take = |n: usize| values.by_ref().take(n).collect::<Vec<i16>>();
-        let feature_weights = take(INPUTS * hidden);
+        let feature_weights = take(INPUTS * king_buckets * hidden);
         let feature_bias = take(hidden);
         let output_weights = take(2 * hidden * buckets);
         let output_bias = (0..buckets)
@@ -253,6 +300,7 @@ impl Network {
             hidden,
             buckets,
             mirrored: flags & FLAG_MIRRORED != 0,
+            king_buckets,
             scale,
             feature_weights,
             feature_bias,
@@ -281,11 +329,16 @@ impl Network {
     /// A short description for the GUI and the logs.
     pub fn describe(&self) -> String {
         format!(
-            "{} hidden units, {} output head{}{}, scale {}",
+            "{} hidden units, {} output head{}{}{}, scale {}",
             self.hidden,
             self.buckets,
             if self.buckets == 1 { "" } else { "s" },
             if self.mirrored { ", mirrored" } else { "" },
+            if self.king_buckets > 1 {
+                format!(", {} king buckets", self.king_buckets)
+            } else {
+                String::new()
+            },
             self.scale
         )
     }
@@ -299,7 +352,12 @@ impl Network {
     pub fn view(&self, pos: &Chess, perspective: Color) -> View {
         // A legal position has a king of each colour; a1 stands in should one ever lack it.
         let king = pos.board().king_of(perspective).unwrap_or(Square::A1);
-        View::new(perspective, king, self.mirrored)
+        self.king_view(perspective, king)
+    }
+
+    /// How `perspective` sees the board with its king on `king`.
+    pub fn king_view(&self, perspective: Color, king: Square) -> View {
+        View::new(perspective, king, self.mirrored, self.king_buckets)
     }
 
     /// The output weights of head `bucket`: the side to move's, then the other side's.
@@ -361,6 +419,17 @@ pub(crate) mod tests {
         mirrored: bool,
         seed: u64,
     ) -> Network {
+        random_bucketed_network(hidden, buckets, mirrored, 1, seed)
+    }
+
+    /// A network of random weights within the limits, with `king_buckets` king buckets.
+    pub(crate) fn random_bucketed_network(
+        hidden: usize,
+        buckets: usize,
+        mirrored: bool,
+        king_buckets: usize,
+        seed: u64,
+    ) -> Network {
         let mut rng = SplitMix64::new(seed);
         let mut values = |n: usize, limit: u64| -> Vec<i16> {
             (0..n)
@@ -371,8 +440,9 @@ pub(crate) mod tests {
             hidden,
             buckets,
             mirrored,
+            king_buckets,
             scale: 300,
-            feature_weights: values(INPUTS * hidden, 500),
+            feature_weights: values(INPUTS * king_buckets * hidden, 500),
             feature_bias: values(hidden, 500),
             output_weights: values(2 * hidden * buckets, 126),
             output_bias: (0..buckets as i32).map(|b| 1234 - 400 * b).collect(),
@@ -429,12 +499,48 @@ pub(crate) mod tests {
     }
 
     #[test]
-    fn a_network_survives_its_file_and_the_first_format_still_reads() {
+    fn a_network_survives_its_file_and_the_older_formats_still_read() {
         let net = random_network(24, OUTPUT_BUCKETS, true, 1);
-        assert_eq!(Network::from_bytes(&net.to_bytes()), Ok(net));
+        assert_eq!(Network::from_bytes(&net.to_bytes()), Ok(net.clone()));
+        let bucketed = random_bucketed_network(24, OUTPUT_BUCKETS, true, KING_BUCKETS, 7);
+        assert_eq!(Network::from_bytes(&bucketed.to_bytes()), Ok(bucketed));
+        // Version 2: the same header without the king buckets' word.
+        let mut version_2 = net.to_bytes();
+        version_2[4..8].copy_from_slice(&2u32.to_le_bytes());
+        version_2.drain(24..28);
+        assert_eq!(Network::from_bytes(&version_2), Ok(net));
         let mut old = random_network(24, 1, false, 2);
         old.scale = 400;
         assert_eq!(Network::from_bytes(&version_1_bytes(&old)), Ok(old));
+    }
+
+    #[test]
+    fn king_buckets_part_the_corners_the_back_ranks_and_the_open_board() {
+        let bucket = |name: &str| {
+            let square: Square = name.parse().unwrap();
+            king_bucket(square as usize, KING_BUCKETS)
+        };
+        for corner in ["g1", "h1", "g2", "h2", "a1", "b2"] {
+            assert_eq!(bucket(corner), 0, "{corner}");
+        }
+        for home in ["e1", "f1", "c1", "d1"] {
+            assert_eq!(bucket(home), 1, "{home}");
+        }
+        for second in ["e2", "f2", "c2"] {
+            assert_eq!(bucket(second), 2, "{second}");
+        }
+        for open in ["g3", "e4", "a8", "h8"] {
+            assert_eq!(bucket(open), 3, "{open}");
+        }
+        assert!((0..64).all(|sq| king_bucket(sq, 1) == 0));
+        // Black's king on g8 is in its castled corner, as White's on g1.
+        let net = random_bucketed_network(4, 1, true, KING_BUCKETS, 8);
+        assert_eq!(
+            net.king_view(Color::Black, Square::G8).offset,
+            net.king_view(Color::White, Square::G1).offset
+        );
+        assert_eq!(net.king_view(Color::White, Square::B1).offset, 0);
+        assert_eq!(net.king_view(Color::White, Square::E4).offset, 3 * INPUTS);
     }
 
     #[test]
@@ -454,7 +560,7 @@ pub(crate) mod tests {
         assert!(matches!(refused(&bytes[..20]), FormatError::Length { .. }));
         assert_eq!(refused(b"FENN"), FormatError::NotANetwork);
         assert_eq!(refused(&with_word(0, 0x4e4e4558)), FormatError::NotANetwork);
-        assert_eq!(refused(&with_word(4, 3)), FormatError::UnknownVersion(3));
+        assert_eq!(refused(&with_word(4, 4)), FormatError::UnknownVersion(4));
         assert_eq!(refused(&with_word(4, 0)), FormatError::UnknownVersion(0));
         assert!(matches!(
             refused(&with_word(8, 0)),
@@ -467,13 +573,20 @@ pub(crate) mod tests {
         assert_eq!(refused(&with_word(16, 6)), FormatError::UnknownFlags(6));
         assert_eq!(refused(&with_word(20, 0)), FormatError::Scale(0));
         assert_eq!(refused(&with_word(20, 40_000)), FormatError::Scale(40_000));
+        assert_eq!(refused(&with_word(24, 0)), FormatError::KingBuckets(0));
+        assert_eq!(refused(&with_word(24, 2)), FormatError::KingBuckets(2));
+        // Four king buckets claimed over the weights of one.
+        assert!(matches!(
+            refused(&with_word(24, KING_BUCKETS as u32)),
+            FormatError::Length { .. }
+        ));
         // A header that claims another shape than the weights that follow.
         assert!(matches!(
             refused(&with_word(12, 4)),
             FormatError::Length { .. }
         ));
         let mut beyond = bytes.clone();
-        beyond[24..26].copy_from_slice(&i16::MAX.to_le_bytes());
+        beyond[28..30].copy_from_slice(&i16::MAX.to_le_bytes());
         assert!(matches!(
             refused(&beyond),
             FormatError::WeightsBeyondLimit { .. }
@@ -482,7 +595,10 @@ pub(crate) mod tests {
         assert!(refused(&with_word(20, 0))
             .to_string()
             .contains("output scale 0"));
-        assert!(refused(&with_word(4, 3)).to_string().contains("version 3"));
+        assert!(refused(&with_word(4, 4)).to_string().contains("version 4"));
+        assert!(refused(&with_word(24, 2))
+            .to_string()
+            .contains("2 king input buckets"));
     }
 
     #[test]
@@ -501,6 +617,7 @@ pub(crate) mod tests {
         for net in [
             random_network(8, 1, false, 4),
             random_network(8, OUTPUT_BUCKETS, true, 5),
+            random_bucketed_network(8, OUTPUT_BUCKETS, true, KING_BUCKETS, 9),
         ] {
             for (fen, flipped) in [
                 (
@@ -525,6 +642,7 @@ pub(crate) mod tests {
     fn a_mirrored_network_sees_a_position_and_its_reflection_alike() {
         let net = random_network(8, OUTPUT_BUCKETS, true, 6);
         let plain = random_network(8, OUTPUT_BUCKETS, false, 6);
+        let bucketed = random_bucketed_network(8, OUTPUT_BUCKETS, true, KING_BUCKETS, 6);
         for (fen, reflected) in [
             (
                 "6k1/5ppp/8/3n4/8/2B5/5PPP/3R2K1 w - - 0 1",
@@ -537,6 +655,7 @@ pub(crate) mod tests {
         ] {
             let (a, b) = (position(fen), position(reflected));
             assert_eq!(net.evaluate(&a), net.evaluate(&b), "{fen}");
+            assert_eq!(bucketed.evaluate(&a), bucketed.evaluate(&b), "{fen}");
             assert_ne!(plain.evaluate(&a), plain.evaluate(&b), "{fen}");
         }
     }
