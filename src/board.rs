@@ -450,6 +450,32 @@ impl Board {
         self.pawn_key
     }
 
+    /// The squares the side not to move attacks, through the pieces as they stand: where a
+    /// piece of the side to move is threatened, and where a quiet move would step into an
+    /// attack (the quiet history is kept apart by both).
+    pub fn threats(&self) -> Bitboard {
+        let board = self.pos.board();
+        let theirs = board.by_color(!self.turn());
+        let occupied = board.occupied();
+        let mut attacked = Bitboard::EMPTY;
+        for sq in board.pawns() & theirs {
+            attacked |= attacks::pawn_attacks(!self.turn(), sq);
+        }
+        for sq in board.knights() & theirs {
+            attacked |= attacks::knight_attacks(sq);
+        }
+        for sq in (board.bishops() | board.queens()) & theirs {
+            attacked |= attacks::bishop_attacks(sq, occupied);
+        }
+        for sq in (board.rooks() | board.queens()) & theirs {
+            attacked |= attacks::rook_attacks(sq, occupied);
+        }
+        for sq in board.kings() & theirs {
+            attacked |= attacks::king_attacks(sq);
+        }
+        attacked
+    }
+
     /// Whether the side to move has pieces other than pawns and king (null-move guard).
     pub fn has_non_pawn_material(&self) -> bool {
         let board = self.pos.board();
@@ -485,8 +511,9 @@ mod tests {
         *state
     }
 
-    /// Along random games: the incremental keys equal the keys computed from nothing, and
-    /// `gives_check` agrees with playing each legal move out.
+    /// Along random games: the incremental keys equal the keys computed from nothing,
+    /// `gives_check` agrees with playing each legal move out, and `threats` holds exactly the
+    /// squares shakmaty finds an attacker of the side not to move for.
     #[test]
     fn incremental_keys_and_gives_check_hold_on_random_games() {
         let fens = [
@@ -515,6 +542,12 @@ mod tests {
                     board.make(mv, key);
                     assert_eq!(board.key(), full_key(board.pos()), "after {mv:?}");
                     assert_eq!(board.pawn_key(), full_pawn_key(board.pos()), "after {mv:?}");
+                    let b = board.pos().board();
+                    let attacked: Bitboard = Square::ALL
+                        .into_iter()
+                        .filter(|&sq| b.attacks_to(sq, !board.turn(), b.occupied()).any())
+                        .collect();
+                    assert_eq!(board.threats(), attacked, "after {mv:?}");
                 }
             }
         }

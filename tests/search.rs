@@ -211,7 +211,7 @@ fn multi_threaded_search_plays_legal_moves_with_a_legal_pv() {
 
 #[test]
 fn search_memories_outlive_a_search_one_per_thread() {
-    use ferrite::search::history::{History, Memory};
+    use ferrite::search::history::{History, Memory, Surroundings};
     let start = board(STARTPOS, &[]);
     let mut tt = Tt::new(16).unwrap();
     let mut histories: Vec<Memory> = Vec::new();
@@ -223,7 +223,7 @@ fn search_memories_outlive_a_search_one_per_thread() {
             .pos()
             .legal_moves()
             .iter()
-            .map(|&mv| h.quiet_score(start.turn(), mv, [None, None]))
+            .map(|&mv| h.quiet_score(start.turn(), mv, &Surroundings::default()))
             .collect()
     };
     let learned = white_scores(&histories[0].history);

@@ -5,17 +5,30 @@
 use crate::eval::Correction;
 pub use crate::types::Continuations;
 use crate::types::{piece_index, piece_to, MAX_PLY, PIECE_TO};
-use shakmaty::{Color, Move};
+use shakmaty::{Bitboard, Color, Move};
 
 /// History scores stay within +-MAX_HISTORY (the "gravity" update converges there).
 pub const MAX_HISTORY: i32 = 16_384;
 
+/// A history by a move's from- and to-square.
+type FromTo = [[i32; 64]; 64];
+
+/// What a quiet move's history is looked up by besides the move itself: the moves before it
+/// (continuation keys) and the squares the opponent attacks where it is played.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Surroundings {
+    pub conts: Continuations,
+    pub threats: Bitboard,
+}
+
 /// What one search thread learned about moves: killers per ply, counter-moves, and three
-/// histories (quiet moves by from-to square, quiet moves by the moves before them
-/// (continuation), captures by piece, target and victim). It outlives a search, so the next
-/// move of the game starts from what this one learned.
+/// histories (quiet moves by from-to square and whether each of the two is attacked, quiet
+/// moves by the moves before them (continuation), captures by piece, target and victim). It
+/// outlives a search, so the next move of the game starts from what this one learned.
 pub struct History {
-    butterfly: Box<[[[i32; 64]; 64]; 2]>,
+    /// `[colour][from attacked][to attacked][from][to]`: the same move learns apart whether
+    /// it escapes an attack, steps into one, or neither.
+    butterfly: Box<[[[FromTo; 2]; 2]; 2]>,
     /// `[previous piece-to][piece-to]`, flat.
     continuation: Box<[i16]>,
     /// `[piece-to][captured role]`, flat.
@@ -35,7 +48,7 @@ pub struct Memory {
 impl Default for History {
     fn default() -> History {
         History {
-            butterfly: Box::new([[[0; 64]; 64]; 2]),
+            butterfly: Box::new([[[[[0; 64]; 64]; 2]; 2]; 2]),
             continuation: vec![0; PIECE_TO * PIECE_TO].into_boxed_slice(),
             capture: vec![0; PIECE_TO * 6].into_boxed_slice(),
             counter: Box::new([[None; 64]; 12]),
@@ -46,6 +59,11 @@ impl Default for History {
 
 fn from_to(mv: Move) -> (usize, usize) {
     (mv.from().map_or(0, |sq| sq as usize), mv.to() as usize)
+}
+
+/// 1 where `threats` holds the square of index `sq`, else 0.
+fn attacked(threats: Bitboard, sq: usize) -> usize {
+    (threats.0 >> sq & 1) as usize
 }
 
 /// Moves `entry` towards +-MAX_HISTORY by `bonus`, less as it gets closer.
@@ -65,23 +83,31 @@ impl History {
         *self.killers = [[None; 2]; MAX_PLY as usize + 2];
     }
 
-    /// From-to history plus the continuation histories of the two moves before.
-    pub fn quiet_score(&self, color: Color, mv: Move, conts: Continuations) -> i32 {
+    fn butterfly_entry(&mut self, color: Color, mv: Move, threats: Bitboard) -> &mut i32 {
         let (from, to) = from_to(mv);
+        &mut self.butterfly[color as usize][attacked(threats, from)][attacked(threats, to)][from]
+            [to]
+    }
+
+    /// From-to history (by the threats on both squares) plus the continuation histories of
+    /// the two moves before.
+    pub fn quiet_score(&self, color: Color, mv: Move, around: &Surroundings) -> i32 {
+        let (from, to) = from_to(mv);
+        let threats = around.threats;
         let current = piece_to(color, mv);
-        let mut score = self.butterfly[color as usize][from][to];
-        for prev in conts.into_iter().flatten() {
+        let mut score = self.butterfly[color as usize][attacked(threats, from)]
+            [attacked(threats, to)][from][to];
+        for prev in around.conts.into_iter().flatten() {
             score += i32::from(self.continuation[prev * PIECE_TO + current]);
         }
         score
     }
 
-    pub fn update_quiet(&mut self, color: Color, mv: Move, conts: Continuations, bonus: i32) {
-        let (from, to) = from_to(mv);
-        let entry = &mut self.butterfly[color as usize][from][to];
+    pub fn update_quiet(&mut self, color: Color, mv: Move, around: &Surroundings, bonus: i32) {
+        let entry = self.butterfly_entry(color, mv, around.threats);
         *entry = gravity(*entry, bonus);
         let current = piece_to(color, mv);
-        for prev in conts.into_iter().flatten() {
+        for prev in around.conts.into_iter().flatten() {
             gravity_i16(&mut self.continuation[prev * PIECE_TO + current], bonus);
         }
     }
@@ -141,22 +167,58 @@ mod tests {
             to: shakmaty::Square::F3,
             promotion: None,
         };
-        let conts = [Some(piece_to(Color::Black, mv)), None];
+        let conts = Surroundings {
+            conts: [Some(piece_to(Color::Black, mv)), None],
+            threats: Bitboard::EMPTY,
+        };
+        let none = Surroundings::default();
         for _ in 0..1000 {
-            history.update_quiet(Color::White, mv, conts, 5000);
+            history.update_quiet(Color::White, mv, &conts, 5000);
         }
-        let score = history.quiet_score(Color::White, mv, [None, None]);
+        let score = history.quiet_score(Color::White, mv, &none);
         assert!(
             score > MAX_HISTORY * 9 / 10 && score <= MAX_HISTORY,
             "{score}"
         );
-        let with_continuation = history.quiet_score(Color::White, mv, conts);
+        let with_continuation = history.quiet_score(Color::White, mv, &conts);
         assert!(
             with_continuation > score + MAX_HISTORY * 9 / 10
                 && with_continuation <= 2 * MAX_HISTORY,
             "{with_continuation}"
         );
-        history.update_quiet(Color::White, mv, conts, -5000);
-        assert!(history.quiet_score(Color::White, mv, [None, None]) < score);
+        history.update_quiet(Color::White, mv, &conts, -5000);
+        assert!(history.quiet_score(Color::White, mv, &none) < score);
+    }
+
+    /// The same move is learnt apart by whether its squares are attacked: a knight that keeps
+    /// cutting off when it escapes from an attacked square says nothing of the same jump from
+    /// a safe one, nor of one into an attack.
+    #[test]
+    fn a_quiet_move_is_learnt_apart_by_the_threats_on_its_squares() {
+        let mut history = History::default();
+        let mv = Move::Normal {
+            role: Role::Knight,
+            from: shakmaty::Square::G1,
+            capture: None,
+            to: shakmaty::Square::F3,
+            promotion: None,
+        };
+        let with = |threats: Bitboard| Surroundings {
+            conts: [None, None],
+            threats,
+        };
+        let g1 = Bitboard::from_square(shakmaty::Square::G1);
+        let f3 = Bitboard::from_square(shakmaty::Square::F3);
+        // Other attacked squares do not matter, only the move's own two.
+        let elsewhere = Bitboard::from_square(shakmaty::Square::A8);
+        history.update_quiet(Color::White, mv, &with(g1 | elsewhere), 3000);
+        assert!(history.quiet_score(Color::White, mv, &with(g1)) > 0);
+        for other in [Bitboard::EMPTY, f3, g1 | f3, elsewhere] {
+            assert_eq!(
+                history.quiet_score(Color::White, mv, &with(other)),
+                0,
+                "{other:?}"
+            );
+        }
     }
 }

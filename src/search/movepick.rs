@@ -1,7 +1,7 @@
 //! Move ordering in stages: the table move, winning captures by MVV-LVA and capture history,
 //! killers, the counter-move, quiet moves by history, then losing captures.
 
-use super::history::{Continuations, History};
+use super::history::{History, Surroundings};
 use super::movegen;
 use super::see::see_ge;
 use crate::eval::piece_value;
@@ -168,7 +168,7 @@ pub struct MovePicker {
     tt_move: Option<Move>,
     killers: [Option<Move>; 2],
     counter: Option<Move>,
-    conts: Continuations,
+    around: Surroundings,
     list: Scored,
     /// The codes of the table move and the refutations handed out before the quiet moves,
     /// which the quiet stage skips (0: none; no legal move has that code).
@@ -179,13 +179,13 @@ pub struct MovePicker {
 
 impl MovePicker {
     /// The picker of a main-search node (`in_check`: whether its side to move is in check);
-    /// `conts` are the moves before it.
+    /// `around` is what its quiet moves' histories are looked up by.
     pub fn new(
         in_check: bool,
         tt_move: Option<Move>,
         killers: [Option<Move>; 2],
         counter: Option<Move>,
-        conts: Continuations,
+        around: Surroundings,
     ) -> MovePicker {
         MovePicker {
             stage: Stage::TableMove,
@@ -194,7 +194,7 @@ impl MovePicker {
             tt_move,
             killers,
             counter,
-            conts,
+            around,
             list: Scored::default(),
             handed: [0; 4],
             bad: ArrayVec::new(),
@@ -206,7 +206,7 @@ impl MovePicker {
     /// the captures and queen promotions by victim and capture history.
     pub fn tactical(tt_move: Option<Move>) -> MovePicker {
         let tt_move = tt_move.filter(|&mv| is_tactical(mv));
-        let mut picker = MovePicker::new(false, tt_move, [None; 2], None, [None; 2]);
+        let mut picker = MovePicker::new(false, tt_move, [None; 2], None, Surroundings::default());
         picker.tactical_only = true;
         picker
     }
@@ -293,8 +293,8 @@ impl MovePicker {
                     // Codes stand for moves here: two legal moves of a position never share one.
                     let handed = self.handed;
                     let not_given = |mv: &Move| !handed.contains(&encode_move(*mv));
-                    let conts = self.conts;
-                    let score = |mv| history.quiet_score(us, mv, conts);
+                    let around = self.around;
+                    let score = |mv| history.quiet_score(us, mv, &around);
                     if self.in_check {
                         let moves = pos.legal_moves();
                         let quiets = moves.iter().copied().filter(|&mv| !is_tactical(mv));
@@ -355,7 +355,7 @@ mod tests {
             Some(tt),
             [Some(killer), Some(find(&pos, "e4d5"))],
             Some(counter),
-            [None, None],
+            Surroundings::default(),
         );
         let order = drain(picker, &pos, &History::default());
         assert_eq!(order[..4], [tt, find(&pos, "e4d5"), killer, counter]);
@@ -382,7 +382,13 @@ mod tests {
             for (i, &hint) in hints.iter().enumerate() {
                 let tt = pos.legal_moves().get(i % 7).copied();
                 let killers = [Some(hint), Some(hints[(i * 7) % hints.len()])];
-                let picker = MovePicker::new(pos.is_check(), tt, killers, Some(hint), [None, None]);
+                let picker = MovePicker::new(
+                    pos.is_check(),
+                    tt,
+                    killers,
+                    Some(hint),
+                    Surroundings::default(),
+                );
                 let mut given: Vec<String> = drain(picker, &pos, &History::default())
                     .iter()
                     .map(|m| m.to_string())
@@ -449,7 +455,8 @@ mod tests {
         let mut history = History::default();
         for favourite in captures.iter().copied() {
             history.update_capture(Color::White, favourite, 4000);
-            let mut picker = MovePicker::new(false, None, [None, None], None, [None, None]);
+            let mut picker =
+                MovePicker::new(false, None, [None, None], None, Surroundings::default());
             assert_eq!(picker.next_move(&pos, &history), Some(favourite));
             let mut tactical = MovePicker::tactical(None);
             assert_eq!(tactical.next_move(&pos, &history), Some(favourite));

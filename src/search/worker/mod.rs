@@ -6,7 +6,7 @@
 mod negamax;
 mod qsearch;
 
-use super::history::{Continuations, Memory};
+use super::history::{Continuations, Memory, Surroundings};
 use super::movepick::table_move;
 use super::see::see_ge;
 use super::strength::CANDIDATES;
@@ -21,7 +21,7 @@ use crate::tt::{Hit, Record, Tt, TtStats};
 use crate::types::{
     mate_plies, Bound, PieceTo, DECISIVE, INFINITY, MATE, MATE_BOUND, MAX_PLY, TB_WIN,
 };
-use shakmaty::{Chess, Move, MoveList, Position};
+use shakmaty::{Bitboard, Chess, Move, MoveList, Position};
 
 /// Stored as the static eval of positions in check, which have none.
 const EVAL_NONE: i32 = -32_000;
@@ -46,6 +46,8 @@ struct Frame {
     piece_to: Option<PieceTo>,
     /// The move a singular-extension search leaves out at this ply.
     excluded: Option<Move>,
+    /// The squares the opponent attacks, set where the node's moves are searched.
+    threats: Bitboard,
 }
 
 /// The bound a node's best score has against the window it was searched with.
@@ -523,6 +525,15 @@ impl<'a> Worker<'a> {
             self.pv[ply][i] = self.pv[ply + 1][i];
         }
         self.pv_len[ply] = child_len;
+    }
+
+    /// What the quiet histories of the moves at `ply` are looked up by: the moves before it
+    /// and the threats its node found (`search_moves` sets them).
+    fn surroundings(&self, ply: usize) -> Surroundings {
+        Surroundings {
+            conts: self.continuations(ply),
+            threats: self.stack[ply].threats,
+        }
     }
 
     /// The continuation-history keys of the moves one and two plies before `ply`.

@@ -333,10 +333,11 @@ impl Worker<'_> {
             None
         };
         let us = self.board.turn();
-        let conts = self.continuations(ply);
+        self.stack[ply].threats = self.board.threats();
+        let around = self.surroundings(ply);
         let killers = self.memory.history.killers(ply);
         let counter = previous.and_then(|prev| self.memory.history.counter(!us, prev));
-        let mut picker = MovePicker::new(node.in_check, node.tt_move, killers, counter, conts);
+        let mut picker = MovePicker::new(node.in_check, node.tt_move, killers, counter, around);
 
         let original_alpha = alpha;
         let mut best_score = tablebases.floor;
@@ -355,7 +356,7 @@ impl Worker<'_> {
             move_count += 1;
             let quiet = !is_tactical(mv);
             let history = if quiet {
-                self.memory.history.quiet_score(us, mv, conts)
+                self.memory.history.quiet_score(us, mv, &around)
             } else {
                 0
             };
@@ -716,11 +717,11 @@ impl Worker<'_> {
             return;
         };
         let bonus = history_bonus(depth);
-        let conts = self.continuations(ply - 1);
+        let around = self.surroundings(ply - 1);
         let them = !self.board.turn();
         self.memory
             .history
-            .update_quiet(them, previous, conts, bonus);
+            .update_quiet(them, previous, &around, bonus);
     }
 
     /// `mv` caused a cutoff (or was the best move of an exact result). A quiet one becomes a
@@ -740,11 +741,11 @@ impl Worker<'_> {
         if is_tactical(mv) {
             self.memory.history.update_capture(us, mv, bonus);
         } else {
-            let conts = self.continuations(ply);
+            let around = self.surroundings(ply);
             self.memory.history.add_killer(ply, mv);
-            self.memory.history.update_quiet(us, mv, conts, bonus);
+            self.memory.history.update_quiet(us, mv, &around, bonus);
             for &other in quiets_tried {
-                self.memory.history.update_quiet(us, other, conts, -bonus);
+                self.memory.history.update_quiet(us, other, &around, -bonus);
             }
             if let Some(previous) = ply.checked_sub(1).and_then(|p| self.stack[p].mv) {
                 self.memory.history.set_counter(!us, previous, mv);

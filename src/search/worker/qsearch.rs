@@ -71,8 +71,8 @@ impl Worker<'_> {
         let tt_move = hit.and_then(|h| table_move(self.board.pos(), in_check, h.mv));
         // In check every evasion is searched, ordered as in the main search.
         let mut picker = if in_check {
-            let conts = self.continuations(ply);
-            MovePicker::new(true, tt_move, [None; 2], None, conts)
+            self.stack[ply].threats = self.board.threats();
+            MovePicker::new(true, tt_move, [None; 2], None, self.surroundings(ply))
         } else {
             MovePicker::tactical(tt_move)
         };
