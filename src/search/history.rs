@@ -10,9 +10,6 @@ use shakmaty::{Bitboard, Color, Move};
 /// History scores stay within +-MAX_HISTORY (the "gravity" update converges there).
 pub const MAX_HISTORY: i32 = 16_384;
 
-/// A history by a move's from- and to-square.
-type FromTo = [[i32; 64]; 64];
-
 /// What a quiet move's history is looked up by besides the move itself: the moves before it
 /// (continuation keys) and the squares the opponent attacks where it is played.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -28,7 +25,8 @@ pub struct Surroundings {
 pub struct History {
     /// `[colour][from attacked][to attacked][from][to]`: the same move learns apart whether
     /// it escapes an attack, steps into one, or neither.
-    butterfly: Box<[[[FromTo; 2]; 2]; 2]>,
+    /// Flat, indexed by `butterfly_index`.
+    butterfly: Box<[i32]>,
     /// `[previous piece-to][piece-to]`, flat.
     continuation: Box<[i16]>,
     /// `[piece-to][captured role]`, flat.
@@ -48,7 +46,7 @@ pub struct Memory {
 impl Default for History {
     fn default() -> History {
         History {
-            butterfly: Box::new([[[[[0; 64]; 64]; 2]; 2]; 2]),
+            butterfly: vec![0; 2 * 2 * 2 * 64 * 64].into_boxed_slice(),
             continuation: vec![0; PIECE_TO * PIECE_TO].into_boxed_slice(),
             capture: vec![0; PIECE_TO * 6].into_boxed_slice(),
             counter: Box::new([[None; 64]; 12]),
@@ -61,9 +59,12 @@ fn from_to(mv: Move) -> (usize, usize) {
     (mv.from().map_or(0, |sq| sq as usize), mv.to() as usize)
 }
 
-/// 1 where `threats` holds the square of index `sq`, else 0.
-fn attacked(threats: Bitboard, sq: usize) -> usize {
-    (threats.0 >> sq & 1) as usize
+/// Where the butterfly history of `color`'s quiet `mv` lies, with `threats` attacked by the
+/// opponent: `[colour][from attacked][to attacked][from][to]`, flat.
+fn butterfly_index(color: Color, mv: Move, threats: Bitboard) -> usize {
+    let (from, to) = from_to(mv);
+    let attacked = |sq: usize| (threats.0 >> sq & 1) as usize;
+    (((color as usize * 2 + attacked(from)) * 2 + attacked(to)) * 64 + from) * 64 + to
 }
 
 /// Moves `entry` towards +-MAX_HISTORY by `bonus`, less as it gets closer.
@@ -83,20 +84,11 @@ impl History {
         *self.killers = [[None; 2]; MAX_PLY as usize + 2];
     }
 
-    fn butterfly_entry(&mut self, color: Color, mv: Move, threats: Bitboard) -> &mut i32 {
-        let (from, to) = from_to(mv);
-        &mut self.butterfly[color as usize][attacked(threats, from)][attacked(threats, to)][from]
-            [to]
-    }
-
     /// From-to history (by the threats on both squares) plus the continuation histories of
     /// the two moves before.
     pub fn quiet_score(&self, color: Color, mv: Move, around: &Surroundings) -> i32 {
-        let (from, to) = from_to(mv);
-        let threats = around.threats;
         let current = piece_to(color, mv);
-        let mut score = self.butterfly[color as usize][attacked(threats, from)]
-            [attacked(threats, to)][from][to];
+        let mut score = self.butterfly[butterfly_index(color, mv, around.threats)];
         for prev in around.conts.into_iter().flatten() {
             score += i32::from(self.continuation[prev * PIECE_TO + current]);
         }
@@ -104,7 +96,7 @@ impl History {
     }
 
     pub fn update_quiet(&mut self, color: Color, mv: Move, around: &Surroundings, bonus: i32) {
-        let entry = self.butterfly_entry(color, mv, around.threats);
+        let entry = &mut self.butterfly[butterfly_index(color, mv, around.threats)];
         *entry = gravity(*entry, bonus);
         let current = piece_to(color, mv);
         for prev in around.conts.into_iter().flatten() {
@@ -157,16 +149,20 @@ mod tests {
     use super::*;
     use shakmaty::Role;
 
-    #[test]
-    fn history_gravity_stays_bounded() {
-        let mut history = History::default();
-        let mv = Move::Normal {
+    fn knight_g1f3() -> Move {
+        Move::Normal {
             role: Role::Knight,
             from: shakmaty::Square::G1,
             capture: None,
             to: shakmaty::Square::F3,
             promotion: None,
-        };
+        }
+    }
+
+    #[test]
+    fn history_gravity_stays_bounded() {
+        let mut history = History::default();
+        let mv = knight_g1f3();
         let conts = Surroundings {
             conts: [Some(piece_to(Color::Black, mv)), None],
             threats: Bitboard::EMPTY,
@@ -196,13 +192,7 @@ mod tests {
     #[test]
     fn a_quiet_move_is_learnt_apart_by_the_threats_on_its_squares() {
         let mut history = History::default();
-        let mv = Move::Normal {
-            role: Role::Knight,
-            from: shakmaty::Square::G1,
-            capture: None,
-            to: shakmaty::Square::F3,
-            promotion: None,
-        };
+        let mv = knight_g1f3();
         let with = |threats: Bitboard| Surroundings {
             conts: [None, None],
             threats,

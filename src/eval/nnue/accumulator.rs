@@ -109,6 +109,7 @@ impl Accumulators {
     /// that left are taken away, and the cache keeps the result.
     fn refresh(&mut self, pos: &Chess, perspective: Color) {
         let hidden = self.net.hidden;
+        let start = self.ply * self.width() + side_index(perspective) * hidden;
         let view = self.net.view(pos, perspective);
         let cached = &mut self.cache[cache_slot(view, self.net.king_buckets)];
         let board = pos.board();
@@ -127,7 +128,6 @@ impl Accumulators {
                 *then = now;
             }
         }
-        let start = self.ply * 2 * hidden + side_index(perspective) * hidden;
         self.values[start..start + hidden].copy_from_slice(&cached.values);
     }
 
